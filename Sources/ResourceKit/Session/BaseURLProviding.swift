@@ -1,0 +1,48 @@
+public import Foundation
+
+/// Supplies the base URL for each request.
+///
+/// It is asked once for every request, so a provider can switch servers at run time (a region picker,
+/// a staging toggle). `URL` and `String` conform.
+public protocol BaseURLProviding: Sendable {
+    /// Returns the base URL for the next request.
+    /// - Returns: An absolute URL with a scheme and host.
+    /// - Throws: ``NetworkError/invalidURL(_:)`` when no usable URL is available.
+    func resolveBaseURL() async throws(NetworkError) -> URL
+}
+
+extension URL: BaseURLProviding {
+    /// Returns this URL if it has a scheme and a host.
+    /// - Throws: ``NetworkError/invalidURL(_:)`` otherwise.
+    public func resolveBaseURL() async throws(NetworkError) -> URL {
+        guard let scheme, !scheme.isEmpty, let host, !host.isEmpty else {
+            throw .invalidURL("base URL '\(absoluteString)' needs a scheme and a host")
+        }
+        return self
+    }
+}
+
+extension String: BaseURLProviding {
+    /// Parses this string as a URL with a scheme and a host.
+    /// - Throws: ``NetworkError/invalidURL(_:)`` when it is not one.
+    public func resolveBaseURL() async throws(NetworkError) -> URL {
+        guard let url = URL(string: self) else { throw .invalidURL("base URL '\(self)' is not a URL") }
+        return try await url.resolveBaseURL()
+    }
+}
+
+/// A base-URL provider backed by a closure.
+public struct DynamicBaseURL: BaseURLProviding {
+    private let resolve: @Sendable () async throws(NetworkError) -> URL
+
+    /// Creates a provider that calls `resolve` for every request.
+    /// - Parameter resolve: Returns the current base URL.
+    public init(_ resolve: @escaping @Sendable () async throws(NetworkError) -> URL) {
+        self.resolve = resolve
+    }
+
+    /// Calls the closure.
+    public func resolveBaseURL() async throws(NetworkError) -> URL {
+        try await resolve().resolveBaseURL()
+    }
+}

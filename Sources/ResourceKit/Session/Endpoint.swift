@@ -1,0 +1,133 @@
+public import Foundation
+
+/// A description of one HTTP request relative to a session's base URL.
+///
+/// ```swift
+/// let endpoint = Endpoint(.get, "posts", query: ["sort": "-created"])
+/// let one = Endpoint(.get, "posts").appending(id: postID)   // "posts/<percent-encoded id>"
+/// ```
+public struct Endpoint: Sendable {
+    /// The HTTP method.
+    public var method: HTTPMethod
+    /// The path relative to the base URL, percent-encoded. An absolute URL (`https://…`) bypasses the base URL.
+    public var path: String
+    /// Query items, appended to any the base URL has. Values are percent-encoded strictly on the way out.
+    public var queryItems: [URLQueryItem]
+    /// Headers for this request. They win over the session's defaults, compared case-insensitively.
+    public var headers: HTTPHeaders
+    /// The request body.
+    public var body: RequestBody?
+    /// A timeout for this request, overriding the transport's.
+    public var timeout: TimeInterval?
+
+    /// Creates an endpoint.
+    /// - Parameters:
+    ///   - method: The HTTP method; `GET` by default.
+    ///   - path: The path relative to the base URL, or an absolute URL string. Characters not allowed in a
+    ///     path are percent-encoded; `/` separates segments. Use ``appending(id:)`` for values such as ids.
+    ///   - query: Query items as name–value pairs, in name order.
+    ///   - headers: Headers for this request.
+    ///   - body: The request body.
+    public init(
+        _ method: HTTPMethod = .get,
+        _ path: String,
+        query: [String: String] = [:],
+        headers: HTTPHeaders = HTTPHeaders(),
+        body: RequestBody? = nil
+    ) {
+        self.method = method
+        self.path = Self.isAbsolute(path) ? path : URLBuilder.sanitizePath(path)
+        self.queryItems = query.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
+        self.headers = headers
+        self.body = body
+        self.timeout = nil
+    }
+
+    /// Returns this endpoint with one more path segment holding `id`, percent-encoded so that it stays one
+    /// segment whatever it contains (`../admin` and `a?b#c` included).
+    /// - Parameter id: The value to place in the path.
+    /// - Returns: The extended endpoint.
+    public func appending(id: some CustomStringConvertible) -> Endpoint {
+        var copy = self
+        let segment = Self.encodeSegment(id.description)
+        copy.path = path.hasSuffix("/") ? path + segment : path + "/" + segment
+        return copy
+    }
+
+    /// Returns this endpoint with a query item added, replacing one of the same name.
+    /// - Parameters:
+    ///   - name: The item's name.
+    ///   - value: The item's value.
+    /// - Returns: The extended endpoint.
+    public func setting(query name: String, to value: String?) -> Endpoint {
+        var copy = self
+        copy.queryItems.removeAll { $0.name == name }
+        copy.queryItems.append(URLQueryItem(name: name, value: value))
+        return copy
+    }
+
+    /// Returns this endpoint with a header set.
+    /// - Parameters:
+    ///   - name: The header name.
+    ///   - value: The value.
+    /// - Returns: The extended endpoint.
+    public func setting(header name: String, to value: String?) -> Endpoint {
+        var copy = self
+        copy.headers[name] = value
+        return copy
+    }
+
+    /// Identifies requests that are interchangeable: same method, path, query and headers, no body.
+    /// `nil` for requests with a body, which are never shared.
+    var sharingKey: String? {
+        guard body == nil else { return nil }
+        var key = method.rawValue + " " + path
+        for item in queryItems { key += "&\(item.name)=\(item.value ?? "")" }
+        for field in headers { key += "\n\(field.name.lowercased()):\(field.value)" }
+        return key
+    }
+
+    static func isAbsolute(_ path: String) -> Bool {
+        let lower = path.prefix(8).lowercased()
+        return lower.hasPrefix("http://") || lower.hasPrefix("https://")
+    }
+
+    private static let segmentAllowed: CharacterSet = {
+        var set = CharacterSet.urlPathAllowed
+        set.remove(charactersIn: "/;%")
+        return set
+    }()
+
+    static func encodeSegment(_ segment: String) -> String {
+        // A whole segment of "." or ".." would be a dot-segment that walks up the path.
+        if segment == "." { return "%2E" }
+        if segment == ".." { return "%2E%2E" }
+        return segment.addingPercentEncoding(withAllowedCharacters: segmentAllowed) ?? ""
+    }
+}
+
+/// The body of a request.
+public enum RequestBody: Sendable {
+    /// A value encoded with the session's JSON encoder, sent as `application/json`.
+    case json(any Encodable & Sendable)
+    /// Raw bytes with their content type.
+    case data(Data, contentType: String)
+    /// Fields sent as `application/x-www-form-urlencoded`.
+    case form([URLQueryItem])
+
+    var isEmpty: Bool {
+        if case .data(let data, _) = self { return data.isEmpty }
+        return false
+    }
+}
+
+extension RequestBody: Equatable {
+    /// Raw and form bodies compare by content; JSON bodies never compare equal, as their values are opaque.
+    public static func == (lhs: RequestBody, rhs: RequestBody) -> Bool {
+        switch (lhs, rhs) {
+        case (.data(let a, let typeA), .data(let b, let typeB)): return a == b && typeA == typeB
+        case (.form(let a), .form(let b)): return a == b
+        default: return false
+        }
+    }
+}

@@ -1,0 +1,163 @@
+public import Foundation
+
+/// The one error type ResourceKit throws.
+///
+/// Every public asynchronous API is declared `throws(NetworkError)`, so a `catch` clause always has a
+/// `NetworkError` in hand and can switch over what went wrong.
+public enum NetworkError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A URL could not be built: a bad base URL, a path that does not form a URL, or a malformed `Link`.
+    case invalidURL(String)
+    /// The request could not be built from what the caller gave, for example an update of a resource
+    /// that holds no value yet.
+    case invalidRequest(String)
+    /// The transport failed before a complete response arrived (connection refused, host not found,
+    /// connection lost…), with the `URLError.Code` that says which.
+    case transport(code: URLError.Code, message: String)
+    /// The request did not complete within its timeout.
+    case timeout
+    /// The calling task was cancelled. `CancellationError` and `URLError.cancelled` both become this.
+    case cancelled
+    /// The server answered with a status the validation provider does not accept.
+    case httpStatus(code: Int, body: Data)
+    /// A validation provider decoded the server's own error from the response.
+    case server(ServerError)
+    /// The response body could not be decoded into the expected type.
+    case decoding(type: String, codingPath: String, message: String)
+    /// The request body could not be encoded.
+    case encoding(String)
+
+    /// A readable description of the error, suitable for logs.
+    public var description: String {
+        switch self {
+        case .invalidURL(let detail):
+            return "Invalid URL: \(detail)"
+        case .invalidRequest(let detail):
+            return "Invalid request: \(detail)"
+        case .transport(let code, let message):
+            return "Transport error \(code.rawValue): \(message)"
+        case .timeout:
+            return "The request timed out"
+        case .cancelled:
+            return "The request was cancelled"
+        case .httpStatus(let code, let body):
+            let text = String(decoding: body.prefix(200), as: UTF8.self)
+            return text.isEmpty ? "HTTP status \(code)" : "HTTP status \(code): \(text)"
+        case .server(let error):
+            return error.description
+        case .decoding(let type, let codingPath, let message):
+            let location = codingPath.isEmpty ? "the top level" : "'\(codingPath)'"
+            return "Could not decode \(type) at \(location): \(message)"
+        case .encoding(let message):
+            return "Could not encode the request body: \(message)"
+        }
+    }
+
+    /// The HTTP status code of the response behind this error, if a response arrived.
+    public var statusCode: Int? {
+        switch self {
+        case .httpStatus(let code, _): return code
+        case .server(let error): return error.status
+        default: return nil
+        }
+    }
+
+    /// Maps any error to a `NetworkError`.
+    ///
+    /// `NetworkError` passes through unchanged; `CancellationError` and `URLError.cancelled` become
+    /// ``cancelled``; `URLError.timedOut` becomes ``timeout``; other `URLError`s become ``transport(code:message:)``;
+    /// `EncodingError` and `DecodingError` keep their details. Custom transports use this to report their
+    /// failures.
+    /// - Parameter error: The error to map.
+    public init(_ error: any Error) {
+        switch error {
+        case let error as NetworkError:
+            self = error
+        case is CancellationError:
+            self = .cancelled
+        case let error as URLError:
+            switch error.code {
+            case .cancelled: self = .cancelled
+            case .timedOut: self = .timeout
+            default: self = .transport(code: error.code, message: error.localizedDescription)
+            }
+        case let error as DecodingError:
+            self = NetworkError(decoding: error, type: "value")
+        case let error as EncodingError:
+            self = .encoding(String(describing: error))
+        default:
+            self = .transport(code: .unknown, message: String(describing: error))
+        }
+    }
+
+    init(decoding error: DecodingError, type: String) {
+        switch error {
+        case .typeMismatch(let expected, let context):
+            self = .decoding(
+                type: type, codingPath: Self.path(context.codingPath),
+                message: "expected \(expected): \(context.debugDescription)")
+        case .valueNotFound(let expected, let context):
+            self = .decoding(
+                type: type, codingPath: Self.path(context.codingPath),
+                message: "missing \(expected) value: \(context.debugDescription)")
+        case .keyNotFound(let key, let context):
+            self = .decoding(
+                type: type, codingPath: Self.path(context.codingPath + [key]),
+                message: "key not found: \(context.debugDescription)")
+        case .dataCorrupted(let context):
+            self = .decoding(
+                type: type, codingPath: Self.path(context.codingPath), message: context.debugDescription)
+        @unknown default:
+            self = .decoding(type: type, codingPath: "", message: String(describing: error))
+        }
+    }
+
+    /// Renders a coding path as `items[3].title`.
+    static func path(_ codingPath: [any CodingKey]) -> String {
+        var result = ""
+        for key in codingPath {
+            if let index = key.intValue {
+                result += "[\(index)]"
+            } else {
+                result += result.isEmpty ? key.stringValue : ".\(key.stringValue)"
+            }
+        }
+        return result
+    }
+}
+
+/// An error the server described in its response body, decoded by a validation provider.
+///
+/// PocketBase, for example, answers a failed validation with
+/// `{"status":400,"message":"…","data":{"title":{"code":"validation_required","message":"…"}}}`;
+/// ``PocketBaseValidationProvider`` turns that into a `ServerError` whose ``fieldErrors`` hold the messages.
+public struct ServerError: Sendable, Equatable, CustomStringConvertible {
+    /// The HTTP status code.
+    public var status: Int
+    /// The server's message.
+    public var message: String
+    /// Messages per field, for validation errors.
+    public var fieldErrors: [String: String]
+    /// The raw response body.
+    public var body: Data
+
+    /// Creates a server error.
+    /// - Parameters:
+    ///   - status: The HTTP status code.
+    ///   - message: The server's message.
+    ///   - fieldErrors: Messages per field.
+    ///   - body: The raw response body.
+    public init(status: Int, message: String, fieldErrors: [String: String] = [:], body: Data = Data()) {
+        self.status = status
+        self.message = message
+        self.fieldErrors = fieldErrors
+        self.body = body
+    }
+
+    /// The message followed by the field messages, sorted by field name.
+    public var description: String {
+        let fields = fieldErrors.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+        return fields.isEmpty
+            ? "Server error \(status): \(message)"
+            : "Server error \(status): \(message) (\(fields.joined(separator: "; ")))"
+    }
+}

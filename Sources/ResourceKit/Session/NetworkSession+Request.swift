@@ -1,0 +1,155 @@
+#if canImport(FoundationNetworking)
+    import Foundation
+    public import FoundationNetworking
+#else
+    public import Foundation
+#endif
+
+extension NetworkSession {
+    /// Builds the `URLRequest` for an endpoint: base URL, path, query, headers and body. Adapters have not
+    /// run yet.
+    ///
+    /// Headers are layered: library defaults (`Accept: application/json`), then the session's
+    /// ``defaultHeaders``, then the body's content type, then the endpoint's headers — names compared
+    /// case-insensitively, so an explicit `Content-Type` is never overwritten.
+    /// - Parameter endpoint: The endpoint.
+    /// - Returns: The request.
+    /// - Throws: ``NetworkError/invalidURL(_:)`` or ``NetworkError/encoding(_:)``.
+    public nonisolated func makeURLRequest(for endpoint: Endpoint) async throws(NetworkError) -> URLRequest {
+        let url: URL
+        if Endpoint.isAbsolute(endpoint.path) {
+            url = try URLBuilder.url(absolute: endpoint.path, query: endpoint.queryItems)
+        } else {
+            let base = try await baseURLProvider.resolveBaseURL()
+            url = try URLBuilder.url(base: base, path: endpoint.path, query: endpoint.queryItems)
+        }
+        var request = URLRequest(url: url)
+        request.httpMethod = endpoint.method.rawValue
+        if let timeout = endpoint.timeout { request.timeoutInterval = timeout }
+
+        var headers: HTTPHeaders = ["Accept": "application/json"]
+        headers = headers.merging(defaultHeaders)
+        if let body = endpoint.body {
+            let (data, contentType) = try encode(body)
+            request.httpBody = data
+            headers["Content-Type"] = contentType
+        }
+        headers = headers.merging(endpoint.headers)
+        for field in headers {
+            request.setValue(field.value, forHTTPHeaderField: field.name)
+        }
+        return request
+    }
+
+    private nonisolated func encode(_ body: RequestBody) throws(NetworkError) -> (Data, String) {
+        switch body {
+        case .json(let value):
+            do {
+                return (try encoder.encode(value), "application/json")
+            } catch {
+                throw .encoding(String(describing: error))
+            }
+        case .data(let data, let contentType):
+            return (data, contentType)
+        case .form(let items):
+            let text = items.map { item in
+                URLBuilder.encodeFormComponent(item.name) + "=" + URLBuilder.encodeFormComponent(item.value ?? "")
+            }.joined(separator: "&")
+            return (Data(text.utf8), "application/x-www-form-urlencoded")
+        }
+    }
+}
+
+/// Joins base URLs, paths and queries with `URLComponents`, never by string concatenation of whole URLs.
+enum URLBuilder {
+    /// RFC 3986 unreserved characters: everything else in a query name or value is percent-encoded,
+    /// so `&`, `=`, `+` and spaces arrive as they were.
+    private static let queryAllowed = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    private static let pathAllowed: CharacterSet = {
+        var set = CharacterSet.urlPathAllowed
+        set.remove("%")
+        return set
+    }()
+
+    static func url(base: URL, path: String, query: [URLQueryItem]) throws(NetworkError) -> URL {
+        guard var components = URLComponents(url: base, resolvingAgainstBaseURL: true) else {
+            throw .invalidURL("base URL '\(base.absoluteString)' cannot be parsed")
+        }
+        let basePath = components.percentEncodedPath
+        let relative = sanitizePath(path)
+        let trimmedBase = basePath.hasSuffix("/") ? String(basePath.dropLast()) : basePath
+        let trimmedRelative = relative.hasPrefix("/") ? String(relative.dropFirst()) : relative
+        if !trimmedRelative.isEmpty {
+            components.percentEncodedPath = trimmedBase + "/" + trimmedRelative
+        }
+        return try finish(components, query: query, description: path)
+    }
+
+    static func url(absolute: String, query: [URLQueryItem]) throws(NetworkError) -> URL {
+        guard let components = URLComponents(string: absolute), components.host != nil else {
+            throw .invalidURL("'\(absolute)' is not an absolute URL")
+        }
+        return try finish(components, query: query, description: absolute)
+    }
+
+    private static func finish(
+        _ components: URLComponents,
+        query: [URLQueryItem],
+        description: String
+    ) throws(NetworkError) -> URL {
+        var components = components
+        if !query.isEmpty {
+            let encoded = query.map { item in
+                encodeQueryComponent(item.name) + (item.value.map { "=" + encodeQueryComponent($0) } ?? "")
+            }.joined(separator: "&")
+            if let existing = components.percentEncodedQuery, !existing.isEmpty {
+                components.percentEncodedQuery = existing + "&" + encoded
+            } else {
+                components.percentEncodedQuery = encoded
+            }
+        }
+        guard let url = components.url else { throw .invalidURL("'\(description)' does not form a URL") }
+        return url
+    }
+
+    static func encodeQueryComponent(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: queryAllowed) ?? ""
+    }
+
+    static func encodeFormComponent(_ text: String) -> String {
+        encodeQueryComponent(text)
+    }
+
+    /// Keeps valid `%XX` escapes and `/`, and percent-encodes every other character not allowed in a path,
+    /// so the result is always a valid percent-encoded path.
+    static func sanitizePath(_ path: String) -> String {
+        var result = ""
+        result.reserveCapacity(path.utf8.count)
+        let scalars = Array(path.unicodeScalars)
+        var index = 0
+        while index < scalars.count {
+            let scalar = scalars[index]
+            if scalar == "%", index + 2 < scalars.count, isHex(scalars[index + 1]), isHex(scalars[index + 2]) {
+                result.unicodeScalars.append(contentsOf: scalars[index...(index + 2)])
+                index += 3
+                continue
+            }
+            if pathAllowed.contains(scalar) {
+                result.unicodeScalars.append(scalar)
+            } else {
+                result += String(scalar).addingPercentEncoding(withAllowedCharacters: pathAllowed) ?? ""
+            }
+            index += 1
+        }
+        return result
+    }
+
+    private static func isHex(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar {
+        case "0"..."9", "a"..."f", "A"..."F": true
+        default: false
+        }
+    }
+}

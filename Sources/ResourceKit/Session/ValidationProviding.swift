@@ -1,0 +1,77 @@
+import Foundation
+
+/// Decides whether a response is a success, and what error a failure is.
+///
+/// It sees the status, the headers and the body, so it can accept codes other than 2xx, reject a 2xx
+/// whose body says it failed (`{"ok": false}`), or decode the server's error body into the thrown
+/// error so an app can show the server's own message.
+public protocol ValidationProviding: Sendable {
+    /// Validates a response.
+    /// - Parameter response: The response.
+    /// - Throws: The ``NetworkError`` that this response stands for.
+    func validate(_ response: HTTPResponse) throws(NetworkError)
+}
+
+/// Accepts a range of status codes (`200..<300` by default) and throws ``NetworkError/httpStatus(code:body:)``
+/// for any other.
+public struct StatusCodeValidation: ValidationProviding {
+    /// The accepted status codes.
+    public var acceptable: Set<Int>
+
+    /// Creates a validation provider.
+    /// - Parameter acceptable: The accepted status codes.
+    public init(acceptable: some Sequence<Int> = 200..<300) {
+        self.acceptable = Set(acceptable)
+    }
+
+    /// Throws for a status outside ``acceptable``.
+    public func validate(_ response: HTTPResponse) throws(NetworkError) {
+        guard acceptable.contains(response.statusCode) else {
+            throw .httpStatus(code: response.statusCode, body: response.body)
+        }
+    }
+}
+
+/// Accepts 2xx and decodes PocketBase's error body — `{"status","message","data":{field:{"code","message"}}}`
+/// — into ``NetworkError/server(_:)`` with the field messages. A body of another shape falls back to
+/// ``NetworkError/httpStatus(code:body:)``.
+public struct PocketBaseValidation: ValidationProviding {
+    /// Creates the provider.
+    public init() {}
+
+    private struct Body: Decodable {
+        struct Field: Decodable {
+            var message: String
+        }
+        var message: String
+        var data: [String: Field]?
+    }
+
+    /// Throws ``NetworkError/server(_:)`` for a non-2xx response with PocketBase's error body.
+    public func validate(_ response: HTTPResponse) throws(NetworkError) {
+        guard !(200..<300).contains(response.statusCode) else { return }
+        guard let body = try? JSONDecoder().decode(Body.self, from: response.body) else {
+            throw .httpStatus(code: response.statusCode, body: response.body)
+        }
+        throw .server(
+            ServerError(
+                status: response.statusCode,
+                message: body.message,
+                fieldErrors: (body.data ?? [:]).mapValues(\.message),
+                body: response.body))
+    }
+}
+
+/// A validation provider backed by a closure.
+public struct ValidationClosure: ValidationProviding {
+    private let body: @Sendable (HTTPResponse) throws(NetworkError) -> Void
+
+    /// Creates a provider.
+    /// - Parameter validate: Throws the error a response stands for.
+    public init(_ validate: @escaping @Sendable (HTTPResponse) throws(NetworkError) -> Void) {
+        self.body = validate
+    }
+
+    /// Calls the closure.
+    public func validate(_ response: HTTPResponse) throws(NetworkError) { try body(response) }
+}
