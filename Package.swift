@@ -12,9 +12,12 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "ResourceKit", targets: ["ResourceKit"]),
+        .library(name: "ResourceKitTesting", targets: ["ResourceKitTesting"]),
     ],
     targets: [
         .target(name: "ResourceKit"),
+        .target(name: "ResourceKitTesting", dependencies: ["ResourceKit"]),
+        .testTarget(name: "ResourceKitTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -74,6 +74,11 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
         storage.withLock { $0.observed.observerCount }
     }
 
+    /// How many callers are waiting for operations in flight, shared reads counted once per caller.
+    public var waitingCallerCount: Int {
+        storage.withLock { storage in storage.operations.entries.values.reduce(0) { $0 + $1.waiters.count } }
+    }
+
     /// What an operation did to the value.
     enum Outcome: Sendable {
         case value(Value)

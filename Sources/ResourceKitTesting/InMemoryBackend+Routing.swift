@@ -1,0 +1,198 @@
+#if canImport(FoundationNetworking)
+    import Foundation
+    public import FoundationNetworking
+#else
+    public import Foundation
+#endif
+public import ResourceKit
+import Synchronization
+
+extension InMemoryBackend {
+    /// Answers a request like a REST server would. Never throws for a bad request: it answers `4xx`.
+    public func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
+        let parsed = ParsedRequest(request)
+        let (fault, latency) = state.withLock { state in
+            state.log.append(parsed.recorded)
+            return (state.faults.isEmpty ? nil : state.faults.removeFirst(), state.latency)
+        }
+        var delay = latency
+        if case .slowBody(let extra) = fault { delay += extra }
+        if delay > .zero { try await wait(delay, timeout: request.timeoutInterval) }
+        if Task.isCancelled { throw .cancelled }
+
+        switch fault {
+        case .status(let code):
+            return Self.error(code, "Injected failure.", url: request.url)
+        case .dropConnection:
+            throw .transport(code: .networkConnectionLost, message: "The connection was dropped by InMemoryBackend.")
+        default:
+            break
+        }
+        var response = state.withLock { state in route(parsed, in: &state) }
+        response.url = request.url
+        switch fault {
+        case .malformedBody:
+            response.statusCode = 200
+            response.body = Data("<html>this is not JSON".utf8)
+        case .truncatedBody:
+            response.body = response.body.prefix(response.body.count / 2)
+        default:
+            break
+        }
+        return response
+    }
+
+    private func wait(_ delay: Duration, timeout: TimeInterval) async throws(NetworkError) {
+        let limit = Duration.milliseconds(Int64(timeout * 1000))
+        do {
+            try await Task.sleep(for: min(delay, limit))
+        } catch {
+            throw .cancelled
+        }
+        if delay > limit { throw .timeout }
+    }
+
+    private func route(_ request: ParsedRequest, in state: inout State) -> HTTPResponse {
+        guard let (name, id) = match(request.segments), state.collections[name] != nil else {
+            return Self.error(404, "The requested resource wasn't found.")
+        }
+        switch (request.method, id) {
+        case (.get, nil): return list(name, query: request.query, url: request.url, in: state)
+        case (.post, nil): return write(request, to: name, id: nil, replace: false, in: &state)
+        case (.get, let id?):
+            guard let record = state.collections[name]?.records[id] else { return Self.notFound() }
+            return Self.json(200, JSONValue.object(record))
+        case (.patch, let id?): return write(request, to: name, id: id, replace: false, in: &state)
+        case (.put, let id?): return write(request, to: name, id: id, replace: true, in: &state)
+        case (.delete, let id?):
+            guard state.collections[name]?.records.removeValue(forKey: id) != nil else { return Self.notFound() }
+            state.collections[name]?.order.removeAll { $0 == id }
+            return HTTPResponse(statusCode: 204)
+        default:
+            return Self.error(405, "Method not allowed.")
+        }
+    }
+
+    /// Splits a path into collection name and optional id, following ``basePath``.
+    private func match(_ segments: [String]) -> (String, String?)? {
+        let template = basePath.contains("{collection}") ? basePath : basePath + "/{collection}"
+        let pattern = template.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        guard segments.count == pattern.count || segments.count == pattern.count + 1 else { return nil }
+        var name: String?
+        for (expected, actual) in zip(pattern, segments) {
+            if expected == "{collection}" {
+                name = actual
+            } else if expected != actual {
+                return nil
+            }
+        }
+        guard let name else { return nil }
+        return (name, segments.count > pattern.count ? segments.last : nil)
+    }
+
+    private func list(_ name: String, query: [String: String], url: URL?, in state: State) -> HTTPResponse {
+        guard let collection = state.collections[name] else { return Self.notFound() }
+        let total = collection.order.count
+        if query["offset"] != nil || query["limit"] != nil {
+            let offset = max(0, Int(query["offset"] ?? "") ?? 0)
+            let limit = min(1000, max(1, Int(query["limit"] ?? "") ?? 30))
+            let ids = collection.order.dropFirst(offset).prefix(limit)
+            var headers: HTTPHeaders = ["X-Total-Count": String(total)]
+            if offset + limit < total, let url, var components = URLComponents(url: url, resolvingAgainstBaseURL: true) {
+                var items = (components.queryItems ?? []).filter { $0.name != "offset" && $0.name != "limit" }
+                items += [URLQueryItem(name: "offset", value: String(offset + limit)), URLQueryItem(name: "limit", value: String(limit))]
+                components.queryItems = items
+                // A relative reference, as many servers send; clients resolve it against the request URL.
+                headers["Link"] = "<\(components.percentEncodedPath)?\(components.percentEncodedQuery ?? "")>; rel=\"next\""
+            }
+            return Self.json(200, JSONValue.array(ids.compactMap { collection.records[$0].map(JSONValue.object) }), headers: headers)
+        }
+        let page = max(1, Int(query["page"] ?? "") ?? 1)
+        let perPage = min(1000, max(1, Int(query["perPage"] ?? "") ?? 30))
+        let ids = collection.order.dropFirst((page - 1) * perPage).prefix(perPage)
+        let skipTotal = query["skipTotal"] == "1" || query["skipTotal"] == "true"
+        let envelope: JSONValue = .object([
+            "page": .int(page),
+            "perPage": .int(perPage),
+            "totalItems": .int(skipTotal ? -1 : total),
+            "totalPages": .int(skipTotal ? -1 : (total + perPage - 1) / perPage),
+            "items": .array(ids.compactMap { collection.records[$0].map(JSONValue.object) }),
+        ])
+        return Self.json(200, envelope)
+    }
+
+    private func write(
+        _ request: ParsedRequest, to name: String, id: String?, replace: Bool, in state: inout State
+    ) -> HTTPResponse {
+        guard let body = request.body, !body.isEmpty,
+            let fields = (try? JSONDecoder().decode(JSONValue.self, from: body))?.objectValue
+        else {
+            return Self.error(400, "Failed to load the submitted data due to invalid formatting.")
+        }
+        var record: [String: JSONValue]
+        if let id {
+            guard let existing = state.collections[name]?.records[id] else { return Self.notFound() }
+            record = replace ? fields : existing.merging(fields) { _, new in new }
+            record["id"] = .string(id)
+        } else {
+            record = fields
+        }
+        let required = state.collections[name]?.required ?? []
+        let missing = required.filter { record[$0]?.isBlank ?? true }
+        if !missing.isEmpty {
+            let data = Dictionary(uniqueKeysWithValues: missing.map { field in
+                (field, JSONValue.object(["code": .string("validation_required"), "message": .string("Cannot be blank.")]))
+            })
+            let message = id == nil ? "Failed to create record." : "Failed to update record."
+            return Self.json(400, .object(["status": .int(400), "message": .string(message), "data": .object(data)]))
+        }
+        let stored = state.insert(record, into: name)
+        return Self.json(200, .object(state.collections[name]?.records[stored] ?? record))
+    }
+
+    static func json(_ status: Int, _ value: JSONValue, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let body = (try? encoder.encode(value)) ?? Data()
+        return HTTPResponse(
+            statusCode: status, headers: headers.merging(["Content-Type": "application/json"]), body: body)
+    }
+
+    static func error(_ status: Int, _ message: String, url: URL? = nil) -> HTTPResponse {
+        var response = json(status, .object(["status": .int(status), "message": .string(message), "data": .object([:])]))
+        response.url = url
+        return response
+    }
+
+    static func notFound() -> HTTPResponse { error(404, "The requested resource wasn't found.") }
+}
+
+/// The parts of a request the backend routes on.
+struct ParsedRequest {
+    var method: HTTPMethod
+    var segments: [String]
+    var query: [String: String]
+    var body: Data?
+    var url: URL?
+    var recorded: InMemoryBackend.RecordedRequest
+
+    init(_ request: URLRequest) {
+        method = HTTPMethod(rawValue: request.httpMethod ?? "GET")
+        url = request.url
+        let components = request.url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: true) }
+        let encodedPath = components?.percentEncodedPath ?? ""
+        segments = encodedPath.split(separator: "/", omittingEmptySubsequences: true).map {
+            String($0).removingPercentEncoding ?? String($0)
+        }
+        var query: [String: String] = [:]
+        for item in components?.queryItems ?? [] { query[item.name] = item.value ?? "" }
+        self.query = query
+        body = request.httpBody
+        var headers = HTTPHeaders()
+        for (name, value) in (request.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key }) {
+            headers[name] = value
+        }
+        recorded = InMemoryBackend.RecordedRequest(
+            method: method, path: "/" + segments.joined(separator: "/"), query: query, headers: headers, body: body)
+    }
+}

@@ -1,0 +1,204 @@
+public import Foundation
+public import ResourceKit
+import Synchronization
+
+/// A REST server in memory: an ``HTTPTransport`` with collections of JSON records, pagination, validation,
+/// injected faults and a request log.
+///
+/// Plug it into a real ``NetworkSession`` so URL building, headers, validation and decoding all run:
+/// ```swift
+/// let backend = InMemoryBackend(basePath: "/api/collections/{collection}/records")
+/// backend.addCollection("posts", requiredFields: ["title"])
+/// let session = NetworkSession(baseURL: "http://backend.test", transport: backend)
+/// ```
+///
+/// Routes, relative to ``basePath`` (`{collection}` in it stands for the name):
+/// - `GET /<collection>`: with `page`/`perPage` (or no paging parameters) PocketBase's envelope
+///   `{"page","perPage","totalItems","totalPages","items"}`; with `offset`/`limit` a bare array with
+///   `X-Total-Count` and a `Link: <…>; rel="next"` header.
+/// - `POST /<collection>` creates (`200` with the record, an `id` generated unless given).
+/// - `GET`, `PATCH` (merge), `PUT` (replace), `DELETE` (`204`) on `/<collection>/<id>`.
+/// - Missing required fields answer `400` with PocketBase's field errors; unknown records `404`.
+public final class InMemoryBackend: HTTPTransport {
+    /// One request as the backend received it.
+    public struct RecordedRequest: Sendable, Equatable {
+        /// The method.
+        public var method: HTTPMethod
+        /// The URL path, percent-decoded.
+        public var path: String
+        /// The query items.
+        public var query: [String: String]
+        /// The headers.
+        public var headers: HTTPHeaders
+        /// The body.
+        public var body: Data?
+    }
+
+    /// A fault the backend injects into upcoming responses.
+    public enum Fault: Sendable, Equatable {
+        /// Answer with this status and a PocketBase-shaped error body (``NetworkError/httpStatus(code:body:)``
+        /// with the default validation).
+        case status(Int)
+        /// Drop the connection before answering (``NetworkError/transport(code:message:)``,
+        /// `networkConnectionLost`).
+        case dropConnection
+        /// Answer `200` with a body that is not JSON (``NetworkError/decoding(type:codingPath:message:)``).
+        case malformedBody
+        /// Answer with the real body cut in half (``NetworkError/decoding(type:codingPath:message:)``).
+        case truncatedBody
+        /// Deliver the real response after a delay; past the request's timeout it fails with
+        /// ``NetworkError/timeout``.
+        case slowBody(Duration)
+    }
+
+    struct Collection {
+        var required: [String]
+        var records: [String: [String: JSONValue]] = [:]
+        var order: [String] = []
+    }
+
+    struct State {
+        var collections: [String: Collection] = [:]
+        var log: [RecordedRequest] = []
+        var faults: [Fault] = []
+        var latency: Duration = .zero
+        var nextID = 0
+    }
+
+    let state = Mutex(State())
+    /// The path before the collection name, or a template with `{collection}`.
+    public let basePath: String
+
+    /// Creates an empty backend.
+    /// - Parameters:
+    ///   - basePath: The path under which collections live: a prefix such as `/api`, or a template such as
+    ///     `/api/collections/{collection}/records` (PocketBase's layout). Empty by default.
+    ///   - latency: How long every response takes, waited without blocking a thread.
+    public init(basePath: String = "", latency: Duration = .zero) {
+        self.basePath = basePath
+        state.withLock { $0.latency = latency }
+    }
+
+    /// Creates a collection, or changes its required fields.
+    /// - Parameters:
+    ///   - name: The collection name.
+    ///   - requiredFields: Fields that must be present and not blank on create and update.
+    public func addCollection(_ name: String, requiredFields: [String] = []) {
+        state.withLock { state in
+            if state.collections[name] == nil {
+                state.collections[name] = Collection(required: requiredFields)
+            } else {
+                state.collections[name]?.required = requiredFields
+            }
+        }
+    }
+
+    /// Stores values in a collection, creating it if needed. A value's `id` is kept; one without gets a new id.
+    /// - Parameters:
+    ///   - values: The values, encoded as JSON objects.
+    ///   - collection: The collection name.
+    /// - Returns: The ids of the stored records, in order.
+    /// - Throws: ``NetworkError/encoding(_:)`` when a value does not encode to a JSON object.
+    @discardableResult
+    public func seed<Value: Encodable>(_ values: [Value], into collection: String) throws(NetworkError) -> [String] {
+        var objects: [[String: JSONValue]] = []
+        for value in values {
+            do {
+                let json = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(value))
+                guard let object = json.objectValue else { throw NetworkError.encoding("\(Value.self) is not an object") }
+                objects.append(object)
+            } catch {
+                throw NetworkError(error)
+            }
+        }
+        return state.withLock { state in
+            if state.collections[collection] == nil { state.collections[collection] = Collection(required: []) }
+            return objects.map { object in state.insert(object, into: collection) }
+        }
+    }
+
+    /// Stores `count` placeholders of a type, each with its own id.
+    /// - Parameters:
+    ///   - type: The placeholder type.
+    ///   - count: How many.
+    ///   - collection: The collection name.
+    /// - Returns: The ids.
+    /// - Throws: ``NetworkError/encoding(_:)``.
+    @discardableResult
+    public func seedPlaceholders<Value: Placeholdable & Encodable>(
+        _ type: Value.Type, count: Int, into collection: String
+    ) throws(NetworkError) -> [String] {
+        try seed(Value.placeholders(count: count), into: collection)
+    }
+
+    /// The records of a collection, in creation order.
+    /// - Parameter collection: The collection name.
+    /// - Returns: The records as JSON objects.
+    public func records(in collection: String) -> [[String: JSONValue]] {
+        state.withLock { state in
+            guard let stored = state.collections[collection] else { return [] }
+            return stored.order.compactMap { stored.records[$0] }
+        }
+    }
+
+    /// Decodes the records of a collection.
+    /// - Parameters:
+    ///   - type: The type to decode.
+    ///   - collection: The collection name.
+    /// - Returns: The decoded records.
+    /// - Throws: ``NetworkError/decoding(type:codingPath:message:)``.
+    public func records<Value: Decodable>(_ type: Value.Type, in collection: String) throws(NetworkError) -> [Value] {
+        do {
+            return try JSONDecoder().decode([Value].self, from: JSONEncoder().encode(records(in: collection)))
+        } catch {
+            throw NetworkError(error)
+        }
+    }
+
+    /// Every request received, in order.
+    public var requestLog: [RecordedRequest] { state.withLock { $0.log } }
+
+    /// Forgets the logged requests.
+    public func clearLog() { state.withLock { $0.log.removeAll() } }
+
+    /// How long every response takes from now on.
+    /// - Parameter latency: The delay.
+    public func setLatency(_ latency: Duration) { state.withLock { $0.latency = latency } }
+
+    /// Injects a fault into the next `count` requests, after any faults already queued.
+    /// - Parameters:
+    ///   - fault: The fault.
+    ///   - count: How many requests it affects.
+    public func injectFault(_ fault: Fault, count: Int = 1) {
+        state.withLock { $0.faults.append(contentsOf: repeatElement(fault, count: max(0, count))) }
+    }
+
+    /// Fails the next `count` requests with a status code.
+    /// - Parameters:
+    ///   - count: How many requests.
+    ///   - status: The status code.
+    public func failNext(_ count: Int = 1, status: Int) { injectFault(.status(status), count: count) }
+}
+
+extension InMemoryBackend.State {
+    mutating func insert(_ object: [String: JSONValue], into collection: String) -> String {
+        var object = object
+        let id: String
+        if let given = object["id"]?.stringValue, !given.isEmpty {
+            id = given
+        } else {
+            nextID += 1
+            id = String(nextID).leftPadded(to: 15)
+            object["id"] = .string(id)
+        }
+        if collections[collection]?.records[id] == nil { collections[collection]?.order.append(id) }
+        collections[collection]?.records[id] = object
+        return id
+    }
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}

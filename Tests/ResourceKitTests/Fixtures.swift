@@ -1,0 +1,51 @@
+import Foundation
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+import ResourceKit
+import ResourceKitTesting
+
+struct Post: Codable, Sendable, Equatable, Identifiable, Placeholdable {
+    var id: String
+    var title: String
+    var body: String = ""
+
+    static var placeholder: Post { Post(id: "placeholder", title: "Loading…") }
+}
+
+struct RemotePost: Readable, Creatable, Updatable, Deletable {
+    typealias Value = Post
+    typealias ReadRequest = String
+    typealias DeleteRequest = Post
+
+    static func readEndpoint(for id: String) -> Endpoint { Endpoint(.get, "posts").appending(id: id) }
+    static func readRequest(from value: Post?) -> String? { value?.id }
+    static func createEndpoint(for post: Post) -> Endpoint { Endpoint(.post, "posts", body: .json(post)) }
+    static func updateEndpoint(for post: Post) -> Endpoint {
+        Endpoint(.patch, "posts", body: .json(post)).appending(id: post.id)
+    }
+    static func deleteEndpoint(for post: Post) -> Endpoint { Endpoint(.delete, "posts").appending(id: post.id) }
+}
+
+func json(_ post: Post) -> String {
+    String(decoding: try! JSONEncoder().encode(post), as: UTF8.self)
+}
+
+func makeSession(_ transport: any HTTPTransport, logger: any NetworkLogging = SilentLogger()) -> NetworkSession {
+    NetworkSession(baseURL: "http://test.local/api", transport: transport, logger: logger)
+}
+
+/// Waits, yielding, until `condition` holds; fails after `timeout` instead of hanging.
+func waitUntil(
+    _ description: String, timeout: Duration = .seconds(5), _ condition: () -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while !condition() {
+        guard ContinuousClock.now < deadline else { throw WaitTimeout(description: description) }
+        await Task.yield()
+    }
+}
+
+struct WaitTimeout: Error, CustomStringConvertible {
+    var description: String
+}

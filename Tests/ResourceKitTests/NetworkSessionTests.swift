@@ -1,0 +1,232 @@
+import Foundation
+import ResourceKit
+import ResourceKitTesting
+import Synchronization
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+@Suite struct NetworkSessionTests {
+    @Test(arguments: ["http://h/api", "http://h/api/"], ["posts", "/posts"])
+    func baseURLAndPathJoinWithOneSlash(base: String, path: String) async throws {
+        let session = NetworkSession(baseURL: base, transport: StubTransport())
+        let request = try await session.makeURLRequest(for: Endpoint(.get, path))
+        #expect(request.url?.absoluteString == "http://h/api/posts")
+    }
+
+    @Test(arguments: ["../admin", "a?b#c", "..", "50%", "with space/and slash"])
+    func idStaysInsideItsPathSegment(id: String) async throws {
+        let backend = InMemoryBackend(basePath: "/api")
+        backend.addCollection("posts")
+        try backend.seed([Post(id: id, title: "t")], into: "posts")
+        let session = NetworkSession(baseURL: "http://h/api", transport: backend)
+        let post: Post = try await session.send(Endpoint(.get, "posts").appending(id: id))
+        #expect(post.id == id)
+        let logged = try #require(backend.requestLog.last)
+        #expect(logged.path == "/api/posts/" + id)
+        let request = try await session.makeURLRequest(for: Endpoint(.get, "posts").appending(id: id))
+        #expect(request.url?.query == nil)
+        #expect(request.url?.fragment == nil)
+    }
+
+    @Test func queryValuesArriveIntact() async throws {
+        let backend = InMemoryBackend()
+        let session = NetworkSession(baseURL: "http://h", transport: backend)
+        let values = ["q": "a b&c=d+e", "name": "Zoë 東京 ✓", "plus": "+"]
+        _ = try? await session.send(Endpoint(.get, "search", query: values))
+        #expect(backend.requestLog.first?.query == values)
+    }
+
+    @Test func explicitContentTypeIsNeverOverwritten() async throws {
+        let stub = StubTransport()
+        stub.stub(.post, "/api/xml", status: 204)
+        let session = NetworkSession(
+            baseURL: "http://test.local/api", transport: stub, defaultHeaders: ["content-type": "application/json"])
+        let xml = Data("<post/>".utf8)
+        try await session.send(
+            Endpoint(.post, "xml", headers: ["Content-Type": "application/xml"], body: .data(xml, contentType: "text/plain")))
+        let request = try #require(stub.requests.first)
+        #expect(request.value(forHTTPHeaderField: "Content-Type") == "application/xml")
+        #expect(request.httpBody == xml)
+    }
+
+    @Test func requestHeaderBeatsSessionDefaultCaseInsensitively() async throws {
+        let stub = StubTransport()
+        stub.stub(.get, "/api/x", status: 204)
+        let session = NetworkSession(
+            baseURL: "http://test.local/api", transport: stub,
+            defaultHeaders: ["X-Client": "default", "Accept": "text/plain"])
+        try await session.send(Endpoint(.get, "x", headers: ["x-client": "request"]))
+        let request = try #require(stub.requests.first)
+        #expect(request.value(forHTTPHeaderField: "X-Client") == "request")
+        #expect(request.value(forHTTPHeaderField: "Accept") == "text/plain")
+    }
+
+    @Test func customValidationCanAcceptA404() async throws {
+        let stub = StubTransport()
+        stub.stub(.get, "/api/posts/1", status: 404, json: json(Post(id: "1", title: "gone")))
+        let session = NetworkSession(
+            baseURL: "http://test.local/api", validation: StatusCodeValidation(acceptable: [200, 404]), transport: stub)
+        let post: Post = try await session.send(Endpoint(.get, "posts/1"))
+        #expect(post.title == "gone")
+    }
+
+    @Test func customValidationCanRejectA2xxBody() async throws {
+        struct Envelope: Decodable { var ok: Bool }
+        let stub = StubTransport()
+        stub.stub(.get, "/api/x", json: #"{"ok":false}"#)
+        let validation = ValidationClosure { response throws(NetworkError) in
+            if (try? JSONDecoder().decode(Envelope.self, from: response.body))?.ok == false {
+                throw .server(ServerError(status: response.statusCode, message: "not ok", body: response.body))
+            }
+        }
+        let session = NetworkSession(baseURL: "http://test.local/api", validation: validation, transport: stub)
+        await #expect(throws: NetworkError.server(ServerError(status: 200, message: "not ok", body: Data(#"{"ok":false}"#.utf8)))) {
+            try await session.send(Endpoint(.get, "x"))
+        }
+    }
+
+    @Test func pocketBaseErrorBodyBecomesFieldMessages() async throws {
+        let stub = StubTransport()
+        let body = #"{"status":400,"message":"Failed to create record.","data":{"title":{"code":"validation_required","message":"Cannot be blank."}}}"#
+        stub.stub(.post, "/api/posts", status: 400, json: body)
+        let session = NetworkSession(baseURL: "http://test.local/api", validation: PocketBaseValidation(), transport: stub)
+        let error = await #expect(throws: NetworkError.self) {
+            try await session.send(Endpoint(.post, "posts", body: .json(["body": "x"])))
+        }
+        guard case .server(let server) = error else { Issue.record("expected .server, got \(String(describing: error))"); return }
+        #expect(server.status == 400)
+        #expect(server.message == "Failed to create record.")
+        #expect(server.fieldErrors == ["title": "Cannot be blank."])
+    }
+
+    @Test func emptyBodiesDecodeToVoidNilAndEmptyResponse() async throws {
+        let stub = StubTransport()
+        stub.stub(.delete, "/api/posts/1", status: 204)
+        stub.stub(.get, "/api/empty", status: 200)
+        stub.stub(.head, "/api/posts", status: 200, headers: ["X-Total-Count": "3"])
+        let session = makeSession(stub)
+        try await session.send(Endpoint(.delete, "posts/1"))
+        let none: Post? = try await session.send(Endpoint(.get, "empty"))
+        #expect(none == nil)
+        let empty: EmptyResponse = try await session.send(Endpoint(.delete, "posts/1"))
+        #expect(empty == EmptyResponse())
+        let head = try await session.response(for: Endpoint(.head, "posts"))
+        #expect(head.headers["x-total-count"] == "3")
+        await #expect(throws: NetworkError.decoding(type: "Post", codingPath: "", message: "the response body is empty")) {
+            let _: Post = try await session.send(Endpoint(.get, "empty"))
+        }
+    }
+
+    @Test func malformedBodyNamesTheCodingPath() async throws {
+        let stub = StubTransport()
+        stub.stub(.get, "/api/posts", json: #"[{"id":"1","title":"a","body":""},{"id":"2","title":7,"body":""}]"#)
+        let session = makeSession(stub)
+        let error = await #expect(throws: NetworkError.self) {
+            let _: [Post] = try await session.send(Endpoint(.get, "posts"))
+        }
+        guard case .decoding(_, let path, _) = error else { Issue.record("expected .decoding"); return }
+        #expect(path == "[1].title")
+    }
+
+    @Test func dynamicBaseURLSendsToTwoHosts() async throws {
+        let host = Mutex("one.test")
+        let stub = StubTransport()
+        stub.stub(.get, "/api/a", status: 204)
+        let session = NetworkSession(
+            baseURL: DynamicBaseURL { () throws(NetworkError) -> URL in
+                try await "http://\(host.withLock { $0 })/api".resolveBaseURL()
+            }, transport: stub)
+        try await session.send(Endpoint(.get, "a"))
+        host.withLock { $0 = "two.test" }
+        try await session.send(Endpoint(.get, "a"))
+        #expect(stub.requests.map { $0.url?.host } == ["one.test", "two.test"])
+    }
+
+    @Test(arguments: ["not a url", "", "/relative/only", "mailto"])
+    func badBaseURLIsInvalidURL(base: String) async throws {
+        let session = NetworkSession(baseURL: base, transport: StubTransport())
+        let error = await #expect(throws: NetworkError.self) { try await session.send(Endpoint(.get, "x")) }
+        guard case .invalidURL = error else { Issue.record("expected .invalidURL, got \(String(describing: error))"); return }
+    }
+
+    @Test func absolutePathBypassesBaseURL() async throws {
+        let session = makeSession(StubTransport())
+        let request = try await session.makeURLRequest(for: Endpoint(.get, "https://other.test/x?y=1", query: ["z": "2"]))
+        #expect(request.url?.absoluteString == "https://other.test/x?y=1&z=2")
+    }
+
+    @Test func cancellingTheCallerCancelsTheTransport() async throws {
+        let stub = StubTransport()
+        stub.stub(.get, "/api/slow", status: 204, delay: .seconds(30))
+        let session = makeSession(stub)
+        let task = Task { try await session.send(Endpoint(.get, "slow")) }
+        await stub.waitForRequests(1)
+        task.cancel()
+        await #expect(throws: NetworkError.cancelled) { try await task.value }
+        #expect(stub.cancellationCount == 1)
+    }
+
+    @Test func errorsMapToNetworkError() {
+        #expect(NetworkError(CancellationError()) == .cancelled)
+        #expect(NetworkError(URLError(.cancelled)) == .cancelled)
+        #expect(NetworkError(URLError(.timedOut)) == .timeout)
+        guard case .transport(let code, _) = NetworkError(URLError(.cannotConnectToHost)) else {
+            Issue.record("expected .transport")
+            return
+        }
+        #expect(code == .cannotConnectToHost)
+    }
+
+    @Test func formBodyIsEncoded() async throws {
+        let stub = StubTransport()
+        stub.stub(.post, "/api/login", status: 204)
+        try await makeSession(stub).send(
+            Endpoint(.post, "login", body: .form([URLQueryItem(name: "user", value: "a b"), URLQueryItem(name: "pw", value: "x&y=+")])))
+        let request = try #require(stub.requests.first)
+        #expect(request.value(forHTTPHeaderField: "Content-Type") == "application/x-www-form-urlencoded")
+        #expect(String(decoding: request.httpBody ?? Data(), as: UTF8.self) == "user=a%20b&pw=x%26y%3D%2B")
+    }
+
+    @Test func unstubbedRequestNamesTheRequest() async throws {
+        let session = makeSession(StubTransport())
+        let error = await #expect(throws: NetworkError.self) { try await session.send(Endpoint(.get, "missing")) }
+        #expect(error?.description.contains("GET http://test.local/api/missing") == true)
+    }
+}
+
+@Suite struct LoggingTests {
+    final class Collector: NetworkLogging {
+        let events = Mutex<[NetworkLogEvent]>([])
+        var minimumLevel: LogLevel { .debug }
+        func log(_ level: LogLevel, _ event: NetworkLogEvent) { events.withLock { $0.append(event) } }
+    }
+
+    @Test func secretHeadersAreRedacted() async throws {
+        let stub = StubTransport()
+        stub.stub(.get, "/api/me", headers: ["Set-Cookie": "session=secret"], body: Data("{}".utf8))
+        let logger = Collector()
+        let session = NetworkSession(
+            baseURL: "http://test.local/api", transport: stub, defaultHeaders: ["Cookie": "c=secret"],
+            adapters: [BearerTokenAdapter(token: "secret-token")], logger: logger)
+        _ = try await session.data(for: Endpoint(.get, "me", headers: ["Proxy-Authorization": "secret"]))
+        let events = logger.events.withLock { $0 }
+        #expect(events.count == 2)
+        guard case .request(let method, _, let requestHeaders) = events.first,
+            case .response(let status, _, let responseHeaders, _, _) = events.last
+        else {
+            Issue.record("expected a request and a response event, got \(events)")
+            return
+        }
+        #expect(method == "GET")
+        #expect(status == 200)
+        #expect(requestHeaders["Authorization"] == "<redacted>")
+        #expect(requestHeaders["Proxy-Authorization"] == "<redacted>")
+        #expect(requestHeaders["Cookie"] == "<redacted>")
+        #expect(responseHeaders["Set-Cookie"] == "<redacted>")
+        #expect(!events.description.contains("secret"))
+        #expect(stub.requests.first?.value(forHTTPHeaderField: "Authorization") == "Bearer secret-token")
+    }
+}
