@@ -1,0 +1,316 @@
+import Foundation
+import ResourceKit
+import ResourceKitTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+struct Item: Codable, Sendable, Equatable, Identifiable {
+    var id: String
+    var n: Int
+}
+
+/// Pages of 10 with PocketBase's envelope.
+struct RemoteItems: Listable, Creatable, Updatable, Deletable {
+    typealias Value = Item
+    typealias ListResponse = PageEnvelope<Item>
+    static let pagination = PageNumberPagination(pageSize: 10)
+    static func listEndpoint(for request: Void) -> Endpoint { Endpoint(.get, "items") }
+    static func createEndpoint(for item: Item) -> Endpoint { Endpoint(.post, "items", body: .json(item)) }
+    static func updateEndpoint(for item: Item) -> Endpoint { Endpoint(.patch, "items", body: .json(item)).appending(id: item.id) }
+    static func deleteEndpoint(for item: Item) -> Endpoint { Endpoint(.delete, "items").appending(id: item.id) }
+}
+
+/// Bare arrays, no totals: the end is a short or empty page.
+struct RemoteBareItems: Listable {
+    typealias Value = Item
+    typealias ListResponse = ArrayPage<Item>
+    static let pagination = OffsetPagination(limit: 10)
+    static func listEndpoint(for request: Void) -> Endpoint { Endpoint(.get, "items") }
+}
+
+struct RemoteLinkedItems: Listable {
+    typealias Value = Item
+    typealias ListResponse = ArrayPage<Item>
+    static let pagination = LinkHeaderPagination()
+    static func listEndpoint(for request: Void) -> Endpoint { Endpoint(.get, "items", query: ["limit": "10"]) }
+}
+
+struct RemotePagedItems: Listable {
+    typealias Value = Item
+    typealias ListResponse = PageEnvelope<Item>
+    static let pagination = PageNumberPagination(pageSize: 10)
+    static func listEndpoint(for request: Void) -> Endpoint { Endpoint(.get, "items") }
+}
+
+func items(_ range: Range<Int>) -> [Item] { range.map { Item(id: String(format: "i%03d", $0), n: $0) } }
+
+func backend(with count: Int) throws -> InMemoryBackend {
+    let backend = InMemoryBackend(basePath: "/api")
+    backend.addCollection("items")
+    try backend.seed(items(0..<count), into: "items")
+    return backend
+}
+
+func envelope(_ page: [Item], page number: Int = 1, totalItems: Int? = nil, totalPages: Int? = nil) -> Data {
+    let body = PageEnvelopeBody(page: number, perPage: 10, totalItems: totalItems, totalPages: totalPages, items: page)
+    return try! JSONEncoder().encode(body)
+}
+
+struct PageEnvelopeBody: Encodable {
+    var page: Int
+    var perPage: Int
+    var totalItems: Int?
+    var totalPages: Int?
+    var items: [Item]
+}
+
+@Suite struct ListResourceTests {
+    @Test func concurrentNextPageCallsRequestEachPageOnce() async throws {
+        let backend = try backend(with: 25)
+        let list = ListResource<RemoteItems>(session: makeSession(backend), request: ())
+        try await list.loadFirstPage()
+        async let a = list.loadNextPage()
+        async let b = list.loadNextPage()
+        _ = try await (a, b)
+        try await list.loadNextPage()
+        #expect(backend.requestLog.map { $0.query["page"] } == ["1", "2", "3"])
+        #expect(list.items == items(0..<25))
+    }
+
+    @Test func twentyFiveItemsMakeThreePagesThenNoRequest() async throws {
+        let backend = try backend(with: 25)
+        let list = ListResource<RemoteItems>(session: makeSession(backend), request: ())
+        try await list.loadNextPage()
+        #expect(list.pagination.totalCount == 25)
+        try await list.loadNextPage()
+        #expect(list.pagination.hasMore)
+        try await list.loadNextPage()
+        #expect(!list.pagination.hasMore)
+        #expect(list.pagination.pagesLoaded == 3)
+        try await list.loadNextPage()
+        #expect(backend.requestLog.map { $0.query["page"] } == ["1", "2", "3"])
+        #expect(list.items.count == 25)
+    }
+
+    @Test func withoutTotalsAShortOrEmptyPageEndsTheList() async throws {
+        let short = try backend(with: 25)
+        let list = ListResource<RemoteBareItems>(session: makeSession(short), request: ())
+        try await list.loadAll()
+        #expect(short.requestLog.map { $0.query["offset"] } == ["0", "10", "20"])
+        #expect(list.items == items(0..<25))
+
+        let exact = try backend(with: 20)
+        let exactList = ListResource<RemoteBareItems>(session: makeSession(exact), request: ())
+        try await exactList.loadAll()
+        #expect(exact.requestLog.map { $0.query["offset"] } == ["0", "10", "20"])
+        #expect(exactList.items == items(0..<20))
+        #expect(!exactList.pagination.hasMore)
+    }
+
+    @Test func emptyPageEndsTheListEvenWithoutTotals() async throws {
+        let stub = StubTransport()
+        stub.stub(.get, "/api/items", body: envelope([]))
+        let list = ListResource<RemotePagedItems>(session: makeSession(stub), request: ())
+        try await list.loadFirstPage()
+        #expect(!list.pagination.hasMore)
+        #expect(list.state == .available([]))
+    }
+
+    @Test func failedPageKeepsItemsAndRetries() async throws {
+        let backend = try backend(with: 30)
+        let list = ListResource<RemoteItems>(session: makeSession(backend), request: ())
+        let recorder = list.recordStates()
+        try await list.loadNextPage()
+        try await list.loadNextPage()
+        backend.failNext(status: 500)
+        let error = await #expect(throws: NetworkError.self) { try await list.loadNextPage() }
+        #expect(error?.statusCode == 500)
+        let kept = items(0..<20)
+        #expect(list.state == .failure(try #require(error), previous: kept))
+        #expect(list.pagination.nextPageError == error)
+        #expect(list.pagination.pagesLoaded == 2)
+        try await list.loadNextPage()
+        #expect(list.items == items(0..<30))
+        #expect(list.pagination.nextPageError == nil)
+        #expect(backend.requestLog.map { $0.query["page"] } == ["1", "2", "3", "3"])
+        let states = try await recorder.waitForCount(9)
+        #expect(states.count == 9)
+        #expect(states.map(\.content) == [
+            .idle, .loading(previous: nil), .available(items(0..<10)),
+            .available(items(0..<10)), .available(kept),
+            .available(kept), .failure(try #require(error), previous: kept),
+            .available(kept), .available(items(0..<30)),
+        ])
+        #expect(states.map(\.pagination.isLoadingNextPage) == [false, false, false, true, false, true, false, true, false])
+    }
+
+    @Test func refreshDuringNextPageWinsAndTheLatePageIsDropped() async throws {
+        let stub = StubTransport()
+        let latch = AsyncLatch()
+        let fresh = [Item(id: "new", n: -1)] + items(0..<9)
+        let isRefreshed = AsyncLatch()
+        stub.stub(.get, "/api/items") { request async throws(NetworkError) -> HTTPResponse in
+            let query = URLComponents(url: request.url!, resolvingAgainstBaseURL: false)?.queryItems ?? []
+            let page = Int(query.first { $0.name == "page" }?.value ?? "1") ?? 1
+            if page == 4 {
+                try await latch.wait()
+                return HTTPResponse(statusCode: 200, body: envelope(items(30..<40), page: 4, totalPages: 9))
+            }
+            if page == 1 && isRefreshed.isOpen {
+                return HTTPResponse(statusCode: 200, body: envelope(fresh, page: 1, totalPages: 9))
+            }
+            return HTTPResponse(statusCode: 200, body: envelope(items((page - 1) * 10..<page * 10), page: page, totalPages: 9))
+        }
+        let list = ListResource<RemotePagedItems>(session: makeSession(stub), request: ())
+        try await list.loadAll(maxPages: 3)
+        let pageFour = Task { try await list.loadNextPage() }
+        await stub.waitForRequests(4)
+        isRefreshed.open()
+        try await list.refresh()
+        #expect(list.items == fresh)
+        latch.open()
+        _ = try await pageFour.value
+        #expect(list.items == fresh)
+        #expect(list.pagination.pagesLoaded == 1)
+        #expect(list.pagination.isLoadingNextPage == false)
+        // The next page after the refresh is page 2 of the new list.
+        try await list.loadNextPage()
+        #expect(stub.requests.last?.url?.query?.contains("page=2") == true)
+    }
+
+    @Test func itemMovedToTheNextPageAppearsOnce() async throws {
+        // Between page 1 and page 2 the server inserts an item at the front: item 9 moves to page 2.
+        let shifting = StubTransport()
+        shifting.stub(.get, "/api/items") { request async throws(NetworkError) -> HTTPResponse in
+            let page = request.url?.query?.contains("page=2") == true ? 2 : 1
+            let inserted = [Item(id: "new", n: -1)] + items(0..<25)
+            let slice = page == 1 ? items(0..<10) : Array(inserted[10..<20])
+            return HTTPResponse(statusCode: 200, body: envelope(slice, page: page, totalItems: 26, totalPages: 3))
+        }
+        let shiftingList = ListResource<RemotePagedItems>(session: makeSession(shifting), request: ())
+        try await shiftingList.loadFirstPage()
+        try await shiftingList.loadNextPage()
+        #expect(shiftingList.items.map(\.id) == items(0..<19).map(\.id))
+        #expect(shiftingList.items.filter { $0.id == "i009" }.count == 1)
+    }
+
+    @Test func loadingNPagesCostsNRequests() async throws {
+        let backend = try backend(with: 95)
+        let list = ListResource<RemoteItems>(session: makeSession(backend), request: ())
+        for pages in 1...10 {
+            try await list.loadNextPage()
+            #expect(backend.requestLog.count == pages)
+        }
+        #expect(list.items == items(0..<95))
+        try await list.loadNextPage()
+        #expect(backend.requestLog.count == 10)
+    }
+
+    @Test func createUpdateDeleteThroughTheList() async throws {
+        let backend = try backend(with: 3)
+        let list = ListResource<RemoteItems>(session: makeSession(backend), request: ())
+        try await list.loadFirstPage()
+        let created = try await list.create(Item(id: "new", n: 7))
+        #expect(list.items.map(\.id) == ["i000", "i001", "i002", "new"])
+        try await list.update(Item(id: "i001", n: 100))
+        #expect(list.items[1] == Item(id: "i001", n: 100))
+        try await list.delete(created)
+        #expect(list.items.map(\.id) == ["i000", "i001", "i002"])
+        try await list.delete(list.items[0])
+        #expect(list.items.map(\.id) == ["i001", "i002"])
+        #expect(backend.records(in: "items").count == 2)
+        await #expect(throws: NetworkError.self) { try await list.delete(Item(id: "nope", n: 0)) }
+        #expect(list.items.map(\.id) == ["i001", "i002"])
+    }
+
+    @Test func cursorPaginationFollowsTheBodyToken() async throws {
+        struct RemoteCursorItems: Listable {
+            typealias Value = Item
+            typealias ListResponse = CursorEnvelope<Item>
+            static let pagination = CursorPagination(pageSize: 2)
+            static func listEndpoint(for request: Void) -> Endpoint { Endpoint(.get, "items") }
+        }
+        let stub = StubTransport()
+        stub.stub(.get, "/api/items") { request async throws(NetworkError) -> HTTPResponse in
+            let query = request.url?.query ?? ""
+            let body: String =
+                if query.contains("cursor=b") { #"{"items":[{"id":"c","n":3}],"nextCursor":null}"# }
+                else { #"{"items":[{"id":"a","n":1},{"id":"b","n":2}],"nextCursor":"b"}"# }
+            return HTTPResponse(statusCode: 200, body: Data(body.utf8))
+        }
+        let list = ListResource<RemoteCursorItems>(session: makeSession(stub), request: ())
+        try await list.loadAll()
+        #expect(list.items.map(\.id) == ["a", "b", "c"])
+        #expect(stub.requests.map { $0.url?.query ?? "" } == ["limit=2", "cursor=b&limit=2"])
+    }
+}
+
+@Suite struct PageSequenceTests {
+    @Test func sequenceOverTenThousandItemsMakesOneHundredRequests() async throws {
+        let backend = InMemoryBackend(basePath: "/api")
+        try backend.seed(items(0..<10_000), into: "items")
+        struct RemoteHundreds: Listable {
+            typealias Value = Item
+            typealias ListResponse = PageEnvelope<Item>
+            static let pagination = PageNumberPagination(pageSize: 100)
+            static func listEndpoint(for request: Void) -> Endpoint { Endpoint(.get, "items") }
+        }
+        let session = makeSession(backend)
+        var count = 0
+        var last = -1
+        for try await page in session.pages(of: RemoteHundreds.self) {
+            count += page.items.count
+            #expect(page.items.first?.n == last + 1)
+            last = page.items.last?.n ?? last
+        }
+        #expect(count == 10_000)
+        #expect(backend.requestLog.count == 100)
+
+        backend.clearLog()
+        var pages = 0
+        for try await _ in session.pages(of: RemoteHundreds.self) {
+            pages += 1
+            if pages == 3 { break }
+        }
+        #expect(backend.requestLog.count == 3)
+    }
+}
+
+@Suite struct LinkHeaderTests {
+    let base = URL(string: "https://a/items?page=1")
+
+    @Test(arguments: [
+        (#"<https://a/b?page=2>; rel="next", <https://a/b?page=9>; rel="last""#, "https://a/b?page=2"),
+        (#"<https://a/b?page=9>; rel="last", <https://a/b?page=2>; rel="next""#, "https://a/b?page=2"),
+        (#"<https://a/b?page=2>; rel=next"#, "https://a/b?page=2"),
+        (#"</items?cursor=abc>; rel="next""#, "https://a/items?cursor=abc"),
+        (#"<https://a/b?x=1,2>; title="a, b; c"; rel="prev next""#, "https://a/b?x=1,2"),
+    ])
+    func nextLinkIsFound(header: String, expected: String) {
+        #expect(LinkHeader.url(forRelation: "next", in: header, relativeTo: base)?.absoluteString == expected)
+    }
+
+    @Test(arguments: ["", "garbage", "<>; rel=next", "<https://a/b>; rel=\"last\"", "<https://a", ";;;,,,<<>>",
+        "<javascript:alert(1)>; rel=next", "rel=next", "<https://a/b?page=2>; rel"])
+    func garbageHasNoNextLink(header: String) {
+        #expect(LinkHeader.url(forRelation: "next", in: header, relativeTo: base) == nil)
+    }
+
+    @Test func pagingModesReturnTheSameItems() async throws {
+        let backend = try backend(with: 95)
+        let session = makeSession(backend)
+        let paged = ListResource<RemotePagedItems>(session: session, request: ())
+        let offset = ListResource<RemoteBareItems>(session: session, request: ())
+        let linked = ListResource<RemoteLinkedItems>(session: session, request: ())
+        try await paged.loadAll()
+        try await offset.loadAll()
+        try await linked.loadAll()
+        #expect(paged.items == items(0..<95))
+        #expect(offset.items == items(0..<95))
+        #expect(linked.items == items(0..<95))
+        #expect(linked.pagination.pagesLoaded == 10)
+    }
+}
