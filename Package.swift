@@ -18,6 +18,7 @@ let package = Package(
         .target(name: "ResourceKit"),
         .target(name: "ResourceKitTesting", dependencies: ["ResourceKit"]),
         .testTarget(name: "ResourceKitTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
+        .testTarget(name: "ResourceKitTestingTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )
