@@ -19,6 +19,7 @@ let package = Package(
         .target(name: "ResourceKitTesting", dependencies: ["ResourceKit"]),
         .testTarget(name: "ResourceKitTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
         .testTarget(name: "ResourceKitTestingTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )

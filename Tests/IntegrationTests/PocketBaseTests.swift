@@ -1,0 +1,83 @@
+import Foundation
+import ResourceKit
+import Testing
+
+@Suite(.enabled(if: PocketBase.isConfigured, PocketBase.skipReason), .serialized)
+struct PocketBaseTests {
+    @Test func crudThroughResourceWithAuthentication() async throws {
+        let session = try await PocketBase.authenticated()
+        let post = Resource<RemotePBPost>(session: session)
+        let created = try await post.create(NewPBPost(title: "Integration", body: "hello", userId: 7))
+        #expect(created.title == "Integration")
+        #expect(post.state == .available(created))
+
+        var edited = created
+        edited.title = "Integration, edited"
+        let updated = try await post.update(edited)
+        #expect(updated.title == "Integration, edited")
+
+        let anonymous = Resource<RemotePBPost>(session: PocketBase.session())
+        #expect(try await anonymous.read(created.id) == updated)
+
+        try await post.delete()
+        #expect(post.state == .idle)
+        let error = await #expect(throws: NetworkError.self) { try await anonymous.read(created.id) }
+        #expect(error?.statusCode == 404)
+    }
+
+    @Test func unauthenticatedCreateFailsWithTheServersError() async throws {
+        let post = Resource<RemotePBPost>(session: PocketBase.session())
+        let error = try #require(await #expect(throws: NetworkError.self) {
+            try await post.create(NewPBPost(title: "Nope", body: "", userId: 1))
+        })
+        let status = try #require(error.statusCode)
+        #expect((400..<500).contains(status))
+        guard case .server(let server) = error else { Issue.record("expected .server, got \(error)"); return }
+        #expect(!server.message.isEmpty)
+    }
+
+    @Test func listResourceLoadsEveryRecordOnce() async throws {
+        let list = ListResource<RemotePBPosts>(session: PocketBase.session(), request: ())
+        try await list.loadAll()
+        let positions = list.items.compactMap(\.position)
+        #expect(positions.count >= PocketBase.seeded)
+        #expect(Set(list.items.map(\.id)).count == list.items.count)
+        #expect(Array(positions.prefix(PocketBase.seeded)) == Array(1...PocketBase.seeded))
+        #expect(list.pagination.totalCount == list.items.count)
+        #expect(!list.pagination.hasMore)
+        #expect(list.pagination.pagesLoaded == (list.items.count + 49) / 50)
+        let pages = list.pagination.pagesLoaded
+        try await list.loadNextPage()
+        #expect(list.pagination.pagesLoaded == pages)
+    }
+
+    @Test func pageSequenceWalksTheSameRecords() async throws {
+        var seen: [Int] = []
+        var pages = 0
+        for try await page in PocketBase.session().pages(of: RemotePBPosts.self) {
+            pages += 1
+            seen += page.items.compactMap(\.position)
+            #expect(page.totalItems != nil)
+        }
+        #expect(Array(seen.prefix(PocketBase.seeded)) == Array(1...PocketBase.seeded))
+        #expect(pages == (seen.count + 49) / 50)
+    }
+
+    @Test func validationErrorCarriesTheFieldMessage() async throws {
+        let session = try await PocketBase.authenticated()
+        let post = Resource<RemotePBPost>(session: session)
+        let error = await #expect(throws: NetworkError.self) {
+            try await post.create(NewPBPost(title: nil, body: "no title", userId: 1))
+        }
+        guard case .server(let server) = error else { Issue.record("expected .server, got \(String(describing: error))"); return }
+        #expect(server.status == 400)
+        #expect(server.fieldErrors["title"]?.isEmpty == false)
+    }
+
+    @Test func missingRecordIs404() async throws {
+        let post = Resource<RemotePBPost>(session: PocketBase.session())
+        let error = await #expect(throws: NetworkError.self) { try await post.read("doesnotexist000") }
+        #expect(error?.statusCode == 404)
+        #expect(post.state == .failure(try #require(error), previous: nil))
+    }
+}

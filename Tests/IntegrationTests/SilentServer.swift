@@ -1,0 +1,61 @@
+import Foundation
+import ResourceKit
+import ResourceKitTesting
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A TCP listener on 127.0.0.1 that accepts connections and never answers.
+final class SilentServer: Sendable {
+    let port: UInt16
+    private let descriptor: Int32
+    let accepted = AsyncLatch()
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        guard bound == 0, listen(fd, 8) == 0 else { throw WaitError(description: "cannot listen") }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        port = UInt16(bigEndian: address.sin_port)
+        descriptor = fd
+        let accepted = accepted
+        Thread.detachNewThread {
+            let client = accept(fd, nil, nil)
+            if client >= 0 { accepted.open() }
+        }
+    }
+
+    func close() { _ = shutdown(descriptor, Int32(SHUT_RDWR)); _ = closeDescriptor(descriptor) }
+}
+
+struct WaitError: Error, CustomStringConvertible { var description: String }
+
+/// A port on 127.0.0.1 with nothing listening.
+func closedPort() throws -> UInt16 {
+    let server = try SilentServer()
+    let port = server.port
+    server.close()
+    return port
+}
+
+
+private func closeDescriptor(_ descriptor: Int32) -> Int32 {
+    #if canImport(Glibc)
+        Glibc.close(descriptor)
+    #else
+        Darwin.close(descriptor)
+    #endif
+}
