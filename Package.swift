@@ -17,6 +17,7 @@ let package = Package(
     targets: [
         .target(name: "ResourceKit"),
         .target(name: "ResourceKitTesting", dependencies: ["ResourceKit"]),
+        .executableTarget(name: "Example", dependencies: ["ResourceKit", "ResourceKitTesting"], path: "Example"),
         .testTarget(name: "ResourceKitTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
         .testTarget(name: "ResourceKitTestingTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
         .testTarget(name: "IntegrationTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),

@@ -1,11 +1,12 @@
+public import ResourceKit
+import Synchronization
+
 #if canImport(FoundationNetworking)
     import Foundation
     public import FoundationNetworking
 #else
     public import Foundation
 #endif
-public import ResourceKit
-import Synchronization
 
 extension InMemoryBackend {
     /// Answers a request like a REST server would. Never throws for a bad request: it answers `4xx`.
@@ -98,14 +99,20 @@ extension InMemoryBackend {
             let limit = min(1000, max(1, Int(query["limit"] ?? "") ?? 30))
             let ids = collection.order.dropFirst(offset).prefix(limit)
             var headers: HTTPHeaders = ["X-Total-Count": String(total)]
-            if offset + limit < total, let url, var components = URLComponents(url: url, resolvingAgainstBaseURL: true) {
+            if offset + limit < total, let url, var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+            {
                 var items = (components.queryItems ?? []).filter { $0.name != "offset" && $0.name != "limit" }
-                items += [URLQueryItem(name: "offset", value: String(offset + limit)), URLQueryItem(name: "limit", value: String(limit))]
+                items += [
+                    URLQueryItem(name: "offset", value: String(offset + limit)),
+                    URLQueryItem(name: "limit", value: String(limit)),
+                ]
                 components.queryItems = items
                 // A relative reference, as many servers send; clients resolve it against the request URL.
-                headers["Link"] = "<\(components.percentEncodedPath)?\(components.percentEncodedQuery ?? "")>; rel=\"next\""
+                headers["Link"] =
+                    "<\(components.percentEncodedPath)?\(components.percentEncodedQuery ?? "")>; rel=\"next\""
             }
-            return Self.json(200, JSONValue.array(ids.compactMap { collection.records[$0].map(JSONValue.object) }), headers: headers)
+            return Self.json(
+                200, JSONValue.array(ids.compactMap { collection.records[$0].map(JSONValue.object) }), headers: headers)
         }
         let page = max(1, Int(query["page"] ?? "") ?? 1)
         let perPage = min(1000, max(1, Int(query["perPage"] ?? "") ?? 30))
@@ -140,9 +147,15 @@ extension InMemoryBackend {
         let required = state.collections[name]?.required ?? []
         let missing = required.filter { record[$0]?.isBlank ?? true }
         if !missing.isEmpty {
-            let data = Dictionary(uniqueKeysWithValues: missing.map { field in
-                (field, JSONValue.object(["code": .string("validation_required"), "message": .string("Cannot be blank.")]))
-            })
+            let data = Dictionary(
+                uniqueKeysWithValues: missing.map { field in
+                    (
+                        field,
+                        JSONValue.object([
+                            "code": .string("validation_required"), "message": .string("Cannot be blank."),
+                        ])
+                    )
+                })
             let message = id == nil ? "Failed to create record." : "Failed to update record."
             return Self.json(400, .object(["status": .int(400), "message": .string(message), "data": .object(data)]))
         }
@@ -159,7 +172,8 @@ extension InMemoryBackend {
     }
 
     static func error(_ status: Int, _ message: String, url: URL? = nil) -> HTTPResponse {
-        var response = json(status, .object(["status": .int(status), "message": .string(message), "data": .object([:])]))
+        var response = json(
+            status, .object(["status": .int(status), "message": .string(message), "data": .object([:])]))
         response.url = url
         return response
     }

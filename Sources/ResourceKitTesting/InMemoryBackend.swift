@@ -105,7 +105,9 @@ public final class InMemoryBackend: HTTPTransport {
         for value in values {
             do {
                 let json = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(value))
-                guard let object = json.objectValue else { throw NetworkError.encoding("\(Value.self) is not an object") }
+                guard let object = json.objectValue else {
+                    throw NetworkError.encoding("\(Value.self) is not an object")
+                }
                 objects.append(object)
             } catch {
                 throw NetworkError(error)

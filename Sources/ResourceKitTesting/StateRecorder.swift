@@ -82,7 +82,8 @@ public final class StateRecorder<State: Sendable>: Sendable {
         let result = await withCheckedContinuation { continuation in
             let immediate: [State]? = box.storage.withLock { storage in
                 if condition(storage.states) { return storage.states }
-                storage.waiters[id] = Waiter(isSatisfied: condition, continuation: continuation, description: description)
+                storage.waiters[id] = Waiter(
+                    isSatisfied: condition, continuation: continuation, description: description)
                 return nil
             }
             if let immediate {
@@ -97,7 +98,8 @@ public final class StateRecorder<State: Sendable>: Sendable {
                 if let (waiter, states) = expired {
                     let seen = states.map { "\($0)" }
                     waiter.continuation.resume(
-                        returning: .failure(StateRecorderTimeout(expected: waiter.description, timeout: timeout, seen: seen)))
+                        returning: .failure(
+                            StateRecorderTimeout(expected: waiter.description, timeout: timeout, seen: seen)))
                 }
             }
         }
@@ -111,7 +113,9 @@ public final class StateRecorder<State: Sendable>: Sendable {
     /// - Returns: The states recorded.
     /// - Throws: ``StateRecorderTimeout``.
     @discardableResult
-    public func waitForCount(_ count: Int, timeout: Duration = .seconds(5)) async throws(StateRecorderTimeout) -> [State] {
+    public func waitForCount(_ count: Int, timeout: Duration = .seconds(5)) async throws(StateRecorderTimeout)
+        -> [State]
+    {
         try await wait(timeout: timeout, for: "\(count) states") { $0.count >= count }
     }
 }
@@ -125,7 +129,9 @@ extension StateRecorder where State: Equatable {
     /// - Returns: The states recorded.
     /// - Throws: ``StateRecorderTimeout`` when the sequence does not appear in time, or the states seen differ.
     @discardableResult
-    public func expect(_ expected: [State], timeout: Duration = .seconds(5)) async throws(StateRecorderTimeout) -> [State] {
+    public func expect(_ expected: [State], timeout: Duration = .seconds(5)) async throws(StateRecorderTimeout)
+        -> [State]
+    {
         let states = try await wait(timeout: timeout, for: "\(expected)") { $0.count >= expected.count }
         guard states == expected else {
             throw StateRecorderTimeout(expected: "\(expected)", timeout: .zero, seen: states.map { "\($0)" })
@@ -146,7 +152,8 @@ public struct StateRecorderTimeout: Error, Sendable, Equatable, CustomStringConv
     /// Says what was awaited and lists the states seen.
     public var description: String {
         let prefix =
-            timeout == .zero ? "Recorded states differ from \(expected)" : "Timed out after \(timeout) waiting for \(expected)"
+            timeout == .zero
+            ? "Recorded states differ from \(expected)" : "Timed out after \(timeout) waiting for \(expected)"
         return "\(prefix); saw \(seen.count) state(s): [\(seen.joined(separator: ", "))]"
     }
 }

@@ -1,10 +1,10 @@
 public import Foundation
+public import ResourceKit
+import Synchronization
 
 #if canImport(FoundationNetworking)
     public import FoundationNetworking
 #endif
-public import ResourceKit
-import Synchronization
 
 /// A transport that answers with canned responses, by method and path, and records every request.
 ///

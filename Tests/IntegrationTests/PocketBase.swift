@@ -11,7 +11,8 @@ enum PocketBase {
     static let environment = ProcessInfo.processInfo.environment
     static let url = environment["POCKETBASE_URL"]
     static let isConfigured = url != nil
-    static let skipReason: Comment = "POCKETBASE_URL is not set: run Scripts/test, or Scripts/pocketbase start and export its env"
+    static let skipReason: Comment =
+        "POCKETBASE_URL is not set: run Scripts/test, or Scripts/pocketbase start and export its env"
     static let seeded = Int(environment["POCKETBASE_SEEDED"] ?? "") ?? 1000
 
     static func session(adapters: [any RequestAdapting] = []) -> NetworkSession {
@@ -64,7 +65,9 @@ struct RemotePBPost: Readable, Creatable, Updatable, Deletable {
     static func updateEndpoint(for post: PBPost) -> Endpoint {
         Endpoint(.patch, "posts/records", body: .json(post)).appending(id: post.id)
     }
-    static func deleteEndpoint(for post: PBPost) -> Endpoint { Endpoint(.delete, "posts/records").appending(id: post.id) }
+    static func deleteEndpoint(for post: PBPost) -> Endpoint {
+        Endpoint(.delete, "posts/records").appending(id: post.id)
+    }
 }
 
 struct RemotePBPosts: Listable {

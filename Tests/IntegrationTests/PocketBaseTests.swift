@@ -27,9 +27,10 @@ struct PocketBaseTests {
 
     @Test func unauthenticatedCreateFailsWithTheServersError() async throws {
         let post = Resource<RemotePBPost>(session: PocketBase.session())
-        let error = try #require(await #expect(throws: NetworkError.self) {
-            try await post.create(NewPBPost(title: "Nope", body: "", userId: 1))
-        })
+        let error = try #require(
+            await #expect(throws: NetworkError.self) {
+                try await post.create(NewPBPost(title: "Nope", body: "", userId: 1))
+            })
         let status = try #require(error.statusCode)
         #expect((400..<500).contains(status))
         guard case .server(let server) = error else { Issue.record("expected .server, got \(error)"); return }
@@ -69,7 +70,9 @@ struct PocketBaseTests {
         let error = await #expect(throws: NetworkError.self) {
             try await post.create(NewPBPost(title: nil, body: "no title", userId: 1))
         }
-        guard case .server(let server) = error else { Issue.record("expected .server, got \(String(describing: error))"); return }
+        guard case .server(let server) = error else {
+            Issue.record("expected .server, got \(String(describing: error))"); return
+        }
         #expect(server.status == 400)
         #expect(server.fieldErrors["title"]?.isEmpty == false)
     }

@@ -51,7 +51,6 @@ func closedPort() throws -> UInt16 {
     return port
 }
 
-
 private func closeDescriptor(_ descriptor: Int32) -> Int32 {
     #if canImport(Glibc)
         Glibc.close(descriptor)

@@ -25,7 +25,9 @@ struct RemoteNote: Readable, Creatable, Updatable, Deletable {
     typealias DeleteRequest = Note
     static func readEndpoint(for id: String) -> Endpoint { Endpoint(.get, "notes").appending(id: id) }
     static func createEndpoint(for note: NewNote) -> Endpoint { Endpoint(.post, "notes", body: .json(note)) }
-    static func updateEndpoint(for note: Note) -> Endpoint { Endpoint(.patch, "notes", body: .json(note)).appending(id: note.id) }
+    static func updateEndpoint(for note: Note) -> Endpoint {
+        Endpoint(.patch, "notes", body: .json(note)).appending(id: note.id)
+    }
     static func deleteEndpoint(for note: Note) -> Endpoint { Endpoint(.delete, "notes").appending(id: note.id) }
 }
 
@@ -41,7 +43,8 @@ struct RemoteNotes: Listable, Creatable {
 func pocketBaseLayout() -> (InMemoryBackend, NetworkSession) {
     let backend = InMemoryBackend(basePath: "/api/collections/{collection}/records")
     backend.addCollection("notes", requiredFields: ["title"])
-    let session = NetworkSession(baseURL: "http://backend.test/api/collections", validation: PocketBaseValidation(), transport: backend)
+    let session = NetworkSession(
+        baseURL: "http://backend.test/api/collections", validation: PocketBaseValidation(), transport: backend)
     return (backend, session)
 }
 
@@ -89,7 +92,9 @@ struct PocketBaseNote: Readable {
         struct RemotePBNote: Creatable {
             typealias Value = Note
             typealias CreateRequest = NewNote
-            static func createEndpoint(for note: NewNote) -> Endpoint { Endpoint(.post, "notes/records", body: .json(note)) }
+            static func createEndpoint(for note: NewNote) -> Endpoint {
+                Endpoint(.post, "notes/records", body: .json(note))
+            }
         }
         let note = Resource<RemotePBNote>(session: session)
         let error = await #expect(throws: NetworkError.self) { try await note.create(NewNote(title: nil)) }
@@ -168,7 +173,8 @@ struct PocketBaseNote: Readable {
     @Test func requestLogRecordsWhatArrived() async throws {
         let backend = InMemoryBackend()
         let session = NetworkSession(baseURL: "http://backend.test", transport: backend)
-        _ = try? await session.data(for: Endpoint(.post, "nothing", query: ["a": "1"], headers: ["X-Test": "yes"], body: .json(["k": "v"])))
+        _ = try? await session.data(
+            for: Endpoint(.post, "nothing", query: ["a": "1"], headers: ["X-Test": "yes"], body: .json(["k": "v"])))
         let logged = try #require(backend.requestLog.first)
         #expect(logged.method == .post)
         #expect(logged.path == "/nothing")
@@ -201,7 +207,10 @@ struct PocketBaseNote: Readable {
 
     @Test func placeholderListIsReadyForPreviews() {
         let list = ListResource<RemoteNotes>(
-            request: (), state: ListState(content: .available(Note.placeholders(count: 3)), pagination: PaginationStatus(hasMore: false, pagesLoaded: 1)))
+            request: (),
+            state: ListState(
+                content: .available(Note.placeholders(count: 3)),
+                pagination: PaginationStatus(hasMore: false, pagesLoaded: 1)))
         #expect(list.items.map(\.id) == ["n000", "n001", "n002"])
     }
 }

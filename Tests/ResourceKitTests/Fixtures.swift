@@ -1,9 +1,10 @@
 import Foundation
+import ResourceKit
+import ResourceKitTesting
+
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
-import ResourceKit
-import ResourceKitTesting
 
 struct Post: Codable, Sendable, Equatable, Identifiable, Placeholdable {
     var id: String

@@ -19,7 +19,9 @@ struct RemoteItems: Listable, Creatable, Updatable, Deletable {
     static let pagination = PageNumberPagination(pageSize: 10)
     static func listEndpoint(for request: Void) -> Endpoint { Endpoint(.get, "items") }
     static func createEndpoint(for item: Item) -> Endpoint { Endpoint(.post, "items", body: .json(item)) }
-    static func updateEndpoint(for item: Item) -> Endpoint { Endpoint(.patch, "items", body: .json(item)).appending(id: item.id) }
+    static func updateEndpoint(for item: Item) -> Endpoint {
+        Endpoint(.patch, "items", body: .json(item)).appending(id: item.id)
+    }
     static func deleteEndpoint(for item: Item) -> Endpoint { Endpoint(.delete, "items").appending(id: item.id) }
 }
 
@@ -138,13 +140,15 @@ struct PageEnvelopeBody: Encodable {
         #expect(backend.requestLog.map { $0.query["page"] } == ["1", "2", "3", "3"])
         let states = try await recorder.waitForCount(9)
         #expect(states.count == 9)
-        #expect(states.map(\.content) == [
-            .idle, .loading(previous: nil), .available(items(0..<10)),
-            .available(items(0..<10)), .available(kept),
-            .available(kept), .failure(try #require(error), previous: kept),
-            .available(kept), .available(items(0..<30)),
-        ])
-        #expect(states.map(\.pagination.isLoadingNextPage) == [false, false, false, true, false, true, false, true, false])
+        #expect(
+            states.map(\.content) == [
+                .idle, .loading(previous: nil), .available(items(0..<10)),
+                .available(items(0..<10)), .available(kept),
+                .available(kept), .failure(try #require(error), previous: kept),
+                .available(kept), .available(items(0..<30)),
+            ])
+        #expect(
+            states.map(\.pagination.isLoadingNextPage) == [false, false, false, true, false, true, false, true, false])
     }
 
     @Test func refreshDuringNextPageWinsAndTheLatePageIsDropped() async throws {
@@ -162,7 +166,8 @@ struct PageEnvelopeBody: Encodable {
             if page == 1 && isRefreshed.isOpen {
                 return HTTPResponse(statusCode: 200, body: envelope(fresh, page: 1, totalPages: 9))
             }
-            return HTTPResponse(statusCode: 200, body: envelope(items((page - 1) * 10..<page * 10), page: page, totalPages: 9))
+            return HTTPResponse(
+                statusCode: 200, body: envelope(items((page - 1) * 10..<page * 10), page: page, totalPages: 9))
         }
         let list = ListResource<RemotePagedItems>(session: makeSession(stub), request: ())
         try await list.loadAll(maxPages: 3)
@@ -237,8 +242,9 @@ struct PageEnvelopeBody: Encodable {
         stub.stub(.get, "/api/items") { request async throws(NetworkError) -> HTTPResponse in
             let query = request.url?.query ?? ""
             let body: String =
-                if query.contains("cursor=b") { #"{"items":[{"id":"c","n":3}],"nextCursor":null}"# }
-                else { #"{"items":[{"id":"a","n":1},{"id":"b","n":2}],"nextCursor":"b"}"# }
+                if query.contains("cursor=b") { #"{"items":[{"id":"c","n":3}],"nextCursor":null}"# } else {
+                    #"{"items":[{"id":"a","n":1},{"id":"b","n":2}],"nextCursor":"b"}"#
+                }
             return HTTPResponse(statusCode: 200, body: Data(body.utf8))
         }
         let list = ListResource<RemoteCursorItems>(session: makeSession(stub), request: ())
@@ -293,8 +299,10 @@ struct PageEnvelopeBody: Encodable {
         #expect(LinkHeader.url(forRelation: "next", in: header, relativeTo: base)?.absoluteString == expected)
     }
 
-    @Test(arguments: ["", "garbage", "<>; rel=next", "<https://a/b>; rel=\"last\"", "<https://a", ";;;,,,<<>>",
-        "<javascript:alert(1)>; rel=next", "rel=next", "<https://a/b?page=2>; rel"])
+    @Test(arguments: [
+        "", "garbage", "<>; rel=next", "<https://a/b>; rel=\"last\"", "<https://a", ";;;,,,<<>>",
+        "<javascript:alert(1)>; rel=next", "rel=next", "<https://a/b?page=2>; rel",
+    ])
     func garbageHasNoNextLink(header: String) {
         #expect(LinkHeader.url(forRelation: "next", in: header, relativeTo: base) == nil)
     }

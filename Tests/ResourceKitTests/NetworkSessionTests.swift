@@ -46,7 +46,9 @@ import Testing
             baseURL: "http://test.local/api", transport: stub, defaultHeaders: ["content-type": "application/json"])
         let xml = Data("<post/>".utf8)
         try await session.send(
-            Endpoint(.post, "xml", headers: ["Content-Type": "application/xml"], body: .data(xml, contentType: "text/plain")))
+            Endpoint(
+                .post, "xml", headers: ["Content-Type": "application/xml"], body: .data(xml, contentType: "text/plain"))
+        )
         let request = try #require(stub.requests.first)
         #expect(request.value(forHTTPHeaderField: "Content-Type") == "application/xml")
         #expect(request.httpBody == xml)
@@ -83,20 +85,26 @@ import Testing
             }
         }
         let session = NetworkSession(baseURL: "http://test.local/api", validation: validation, transport: stub)
-        await #expect(throws: NetworkError.server(ServerError(status: 200, message: "not ok", body: Data(#"{"ok":false}"#.utf8)))) {
+        await #expect(
+            throws: NetworkError.server(ServerError(status: 200, message: "not ok", body: Data(#"{"ok":false}"#.utf8)))
+        ) {
             try await session.send(Endpoint(.get, "x"))
         }
     }
 
     @Test func pocketBaseErrorBodyBecomesFieldMessages() async throws {
         let stub = StubTransport()
-        let body = #"{"status":400,"message":"Failed to create record.","data":{"title":{"code":"validation_required","message":"Cannot be blank."}}}"#
+        let body =
+            #"{"status":400,"message":"Failed to create record.","data":{"title":{"code":"validation_required","message":"Cannot be blank."}}}"#
         stub.stub(.post, "/api/posts", status: 400, json: body)
-        let session = NetworkSession(baseURL: "http://test.local/api", validation: PocketBaseValidation(), transport: stub)
+        let session = NetworkSession(
+            baseURL: "http://test.local/api", validation: PocketBaseValidation(), transport: stub)
         let error = await #expect(throws: NetworkError.self) {
             try await session.send(Endpoint(.post, "posts", body: .json(["body": "x"])))
         }
-        guard case .server(let server) = error else { Issue.record("expected .server, got \(String(describing: error))"); return }
+        guard case .server(let server) = error else {
+            Issue.record("expected .server, got \(String(describing: error))"); return
+        }
         #expect(server.status == 400)
         #expect(server.message == "Failed to create record.")
         #expect(server.fieldErrors == ["title": "Cannot be blank."])
@@ -115,7 +123,9 @@ import Testing
         #expect(empty == EmptyResponse())
         let head = try await session.response(for: Endpoint(.head, "posts"))
         #expect(head.headers["x-total-count"] == "3")
-        await #expect(throws: NetworkError.decoding(type: "Post", codingPath: "", message: "the response body is empty")) {
+        await #expect(
+            throws: NetworkError.decoding(type: "Post", codingPath: "", message: "the response body is empty")
+        ) {
             let _: Post = try await session.send(Endpoint(.get, "empty"))
         }
     }
@@ -149,12 +159,15 @@ import Testing
     func badBaseURLIsInvalidURL(base: String) async throws {
         let session = NetworkSession(baseURL: base, transport: StubTransport())
         let error = await #expect(throws: NetworkError.self) { try await session.send(Endpoint(.get, "x")) }
-        guard case .invalidURL = error else { Issue.record("expected .invalidURL, got \(String(describing: error))"); return }
+        guard case .invalidURL = error else {
+            Issue.record("expected .invalidURL, got \(String(describing: error))"); return
+        }
     }
 
     @Test func absolutePathBypassesBaseURL() async throws {
         let session = makeSession(StubTransport())
-        let request = try await session.makeURLRequest(for: Endpoint(.get, "https://other.test/x?y=1", query: ["z": "2"]))
+        let request = try await session.makeURLRequest(
+            for: Endpoint(.get, "https://other.test/x?y=1", query: ["z": "2"]))
         #expect(request.url?.absoluteString == "https://other.test/x?y=1&z=2")
     }
 
@@ -184,7 +197,9 @@ import Testing
         let stub = StubTransport()
         stub.stub(.post, "/api/login", status: 204)
         try await makeSession(stub).send(
-            Endpoint(.post, "login", body: .form([URLQueryItem(name: "user", value: "a b"), URLQueryItem(name: "pw", value: "x&y=+")])))
+            Endpoint(
+                .post, "login",
+                body: .form([URLQueryItem(name: "user", value: "a b"), URLQueryItem(name: "pw", value: "x&y=+")])))
         let request = try #require(stub.requests.first)
         #expect(request.value(forHTTPHeaderField: "Content-Type") == "application/x-www-form-urlencoded")
         #expect(String(decoding: request.httpBody ?? Data(), as: UTF8.self) == "user=a%20b&pw=x%26y%3D%2B")

@@ -1,12 +1,13 @@
 import Foundation
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 import Observation
 import ResourceKit
 import ResourceKitTesting
 import Synchronization
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 @Suite struct ResourceTests {
     let v = Post(id: "1", title: "v")
@@ -24,7 +25,9 @@ import Testing
         stub.stub(.get, "/api/posts/1", json: json(w))
         try await resource.read("1")
         stub.stub(.get, "/api/posts/1", status: 500, json: "{}")
-        await #expect(throws: NetworkError.httpStatus(code: 500, body: Data("{}".utf8))) { try await resource.read("1") }
+        await #expect(throws: NetworkError.httpStatus(code: 500, body: Data("{}".utf8))) {
+            try await resource.read("1")
+        }
         try await recorder.expect([
             .idle, .loading(previous: nil), .available(v),
             .loading(previous: v), .available(w),
@@ -90,8 +93,10 @@ import Testing
         try await recorder.expect([.idle, .loading(previous: nil), .available(two)])
     }
 
-    @Test(arguments: [ResourceState<Post>.idle, .available(Post(id: "1", title: "v")),
-        .failure(.timeout, previous: Post(id: "1", title: "v"))])
+    @Test(arguments: [
+        ResourceState<Post>.idle, .available(Post(id: "1", title: "v")),
+        .failure(.timeout, previous: Post(id: "1", title: "v")),
+    ])
     func cancellingTheOnlyReaderRestoresTheState(initial: ResourceState<Post>) async throws {
         let stub = StubTransport()
         stub.stub(.get, "/api/posts/2", json: json(w), delay: .seconds(30))
@@ -175,10 +180,11 @@ import Testing
         var tasks: [Task<Bool, Never>] = []
         for _ in 0..<1000 {
             let stream = try #require(resource).states
-            tasks.append(Task {
-                for await state in stream where state == .available(target) { return true }
-                return false
-            })
+            tasks.append(
+                Task {
+                    for await state in stream where state == .available(target) { return true }
+                    return false
+                })
         }
         #expect(resource?.observerCount == 1000)
         try await resource?.read("1")
@@ -186,7 +192,9 @@ import Testing
 
         let watchers = (0..<1000).map { _ in
             let stream = resource!.states
-            return Task { var count = 0; for await _ in stream { count += 1 }; return count }
+            return Task {
+                var count = 0; for await _ in stream { count += 1 }; return count
+            }
         }
         #expect(resource?.observerCount == 1000)
         for watcher in watchers.dropLast() { watcher.cancel() }
@@ -202,7 +210,11 @@ import Testing
         stub.stub(.get, "/api/posts/1", json: json(v))
         let resource = Resource<RemotePost>(session: makeSession(stub))
         let fired = Mutex(0)
-        withObservationTracking { _ = resource.state } onChange: { fired.withLock { $0 += 1 } }
+        withObservationTracking {
+            _ = resource.state
+        } onChange: {
+            fired.withLock { $0 += 1 }
+        }
         #expect(fired.withLock { $0 } == 0)
         try await resource.read("1")
         #expect(fired.withLock { $0 } == 1)
@@ -219,10 +231,14 @@ import Testing
         let backend = InMemoryBackend(basePath: "/api")
         try backend.seed([v], into: "posts")
         let resource = Resource<RemotePost>(session: makeSession(backend))
-        await #expect(throws: NetworkError.invalidRequest("RemotePost cannot derive a read request from the current state")) {
+        await #expect(
+            throws: NetworkError.invalidRequest("RemotePost cannot derive a read request from the current state")
+        ) {
             try await resource.read()
         }
-        await #expect(throws: NetworkError.invalidRequest("RemotePost cannot derive an update request from the current state")) {
+        await #expect(
+            throws: NetworkError.invalidRequest("RemotePost cannot derive an update request from the current state")
+        ) {
             try await resource.update()
         }
         let fixed = Resource<RemotePost>(session: makeSession(backend), state: .available(v))

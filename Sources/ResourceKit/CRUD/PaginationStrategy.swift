@@ -79,8 +79,9 @@ public struct PageNumberPagination: PaginationStrategy {
     ///   - pageParameter: The query name of the page number; `page` by default.
     ///   - pageSizeParameter: The query name of the page size; `perPage` by default (PocketBase).
     ///   - firstPage: The number of the first page; `1` by default.
-    public init(pageSize: Int = 30, pageParameter: String = "page", pageSizeParameter: String = "perPage", firstPage: Int = 1)
-    {
+    public init(
+        pageSize: Int = 30, pageParameter: String = "page", pageSizeParameter: String = "perPage", firstPage: Int = 1
+    ) {
         self.pageSize = max(1, pageSize)
         self.pageParameter = pageParameter
         self.pageSizeParameter = pageSizeParameter

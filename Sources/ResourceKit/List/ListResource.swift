@@ -174,8 +174,10 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
 
         init(state: ListState<Item>) {
             observed = ObservedValue(state)
-            settled = if case .loading(let previous) = state.content { previous.map { .available($0) } ?? .idle }
-                else { state.content }
+            settled =
+                if case .loading(let previous) = state.content { previous.map { .available($0) } ?? .idle } else {
+                    state.content
+                }
             nextKey = Remote.pagination.firstPageKey
             rebuildIndex()
         }

@@ -67,7 +67,8 @@ public struct URLSessionTransport: HTTPTransport {
         for (name, value) in http.allHeaderFields {
             if let name = name as? String, let value = value as? String { headers[name] = value }
         }
-        return .success(HTTPResponse(statusCode: http.statusCode, headers: headers, body: data ?? Data(), url: http.url))
+        return .success(
+            HTTPResponse(statusCode: http.statusCode, headers: headers, body: data ?? Data(), url: http.url))
     }
 }
 

@@ -1,0 +1,206 @@
+// The three jobs ResourceKit does, on an embedded in-memory backend or on a real PocketBase:
+//   swift run Example
+//   swift run Example --base-url http://127.0.0.1:8090 --email admin@resourcekit.test --password …
+import Foundation
+import ResourceKit
+import ResourceKitTesting
+
+struct Post: Codable, Sendable, Equatable, Identifiable {
+    var id: String
+    var title: String
+    var body: String
+}
+
+struct NewPost: Codable, Sendable {
+    var title: String
+    var body: String
+}
+
+/// One post: `/api/collections/posts/records/<id>`.
+struct RemotePost: Readable, Creatable, Updatable, Deletable {
+    typealias Value = Post
+    typealias ReadRequest = String
+    typealias CreateRequest = NewPost
+    typealias DeleteRequest = Post
+
+    static func readEndpoint(for id: String) -> Endpoint { Endpoint(.get, "posts/records").appending(id: id) }
+    static func createEndpoint(for post: NewPost) -> Endpoint { Endpoint(.post, "posts/records", body: .json(post)) }
+    static func updateEndpoint(for post: Post) -> Endpoint {
+        Endpoint(.patch, "posts/records", body: .json(post)).appending(id: post.id)
+    }
+    static func deleteEndpoint(for post: Post) -> Endpoint { Endpoint(.delete, "posts/records").appending(id: post.id) }
+}
+
+/// All posts, 50 per page, in PocketBase's page envelope.
+struct RemotePosts: Listable {
+    typealias Value = Post
+    typealias Item = Post
+    typealias ListResponse = PageEnvelope<Post>
+    static let pagination = PageNumberPagination(pageSize: 50)
+    static func listEndpoint(for request: Void) -> Endpoint {
+        Endpoint(.get, "posts/records", query: ["sort": "position"])
+    }
+}
+
+/// A service that logs every state its post goes through, the way an app's data layer would.
+struct PostWatcher {
+    let post: Resource<RemotePost>
+
+    /// Subscribes now, so the first state logged is the current one.
+    func start(until isDone: @escaping @Sendable (ResourceState<Post>) -> Bool) -> Task<Void, Never> {
+        let states = post.states
+        return Task {
+            for await state in states {
+                print("  [watcher] \(describe(state))")
+                if isDone(state) { return }
+            }
+        }
+    }
+
+    func describe(_ state: ResourceState<Post>) -> String {
+        switch state {
+        case .idle: "idle"
+        case .loading(let previous): "loading (showing \(previous.map { "\"\($0.title)\"" } ?? "nothing"))"
+        case .available(let post): "available \"\(post.title)\""
+        case .failure(let error, let previous):
+            "failure: \(error.short) (still showing \(previous.map { "\"\($0.title)\"" } ?? "nothing"))"
+        }
+    }
+}
+
+extension NetworkError {
+    var short: String {
+        switch self {
+        case .server(let error):
+            let fields = error.fieldErrors.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+            return "\(error.status) \(error.message)" + (fields.isEmpty ? "" : " [\(fields.joined(separator: "; "))]")
+        default: return description
+        }
+    }
+}
+
+// MARK: - Configuration
+
+struct Options {
+    var baseURL: String?
+    var token: String?
+    var email: String?
+    var password: String?
+
+    init(_ arguments: [String]) throws {
+        var iterator = arguments.makeIterator()
+        while let argument = iterator.next() {
+            switch argument {
+            case "--base-url": baseURL = iterator.next()
+            case "--token": token = iterator.next()
+            case "--email": email = iterator.next()
+            case "--password": password = iterator.next()
+            case "--help", "-h":
+                print("usage: swift run Example [--base-url URL [--token TOKEN | --email E --password P]]")
+                exit(0)
+            default: throw ExampleError("unknown argument \(argument); try --help")
+            }
+        }
+    }
+}
+
+struct ExampleError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+func makeSession(_ options: Options) async throws -> NetworkSession {
+    guard let baseURL = options.baseURL else {
+        let backend = InMemoryBackend(basePath: "/api/collections/{collection}/records")
+        backend.addCollection("posts", requiredFields: ["title"])
+        try backend.seed(
+            (1...120).map { NewPost(title: "Post \($0)", body: "Body of post \($0)") }, into: "posts")
+        print("Backend: embedded InMemoryBackend, 120 posts (pass --base-url to use a real server)")
+        return NetworkSession(
+            baseURL: "http://embedded.resourcekit/api/collections", validation: PocketBaseValidation(),
+            transport: backend)
+    }
+    print("Backend: \(baseURL)")
+    let base = baseURL.hasSuffix("/") ? baseURL + "api/collections" : baseURL + "/api/collections"
+    var token = options.token
+    if token == nil, let email = options.email, let password = options.password {
+        struct Auth: Decodable { var token: String }
+        let auth: Auth = try await NetworkSession(baseURL: base, validation: PocketBaseValidation()).send(
+            Endpoint(.post, "_superusers/auth-with-password", body: .json(["identity": email, "password": password])))
+        token = auth.token
+    }
+    let adapters: [any RequestAdapting] = token.map { [BearerTokenAdapter(token: $0)] } ?? []
+    return NetworkSession(baseURL: base, validation: PocketBaseValidation(), adapters: adapters)
+}
+
+// MARK: - The three jobs
+
+func paginate(_ session: NetworkSession) async throws -> [Post] {
+    print("\n1. Paginating a list")
+    let posts = ListResource<RemotePosts>(session: session, request: ())
+    repeat {
+        try await posts.loadNextPage()
+        let status = posts.pagination
+        let pages = status.totalCount.map { "\(($0 + 49) / 50)" } ?? "?"
+        print("  page \(status.pagesLoaded) of \(pages), \(posts.items.count) posts so far")
+    } while posts.pagination.hasMore
+    try await posts.loadNextPage()
+    print("  end of list: \(posts.items.count) posts, no further request")
+    var pageCount = 0
+    var itemCount = 0
+    for try await page in session.pages(of: RemotePosts.self) {
+        pageCount += 1
+        itemCount += page.items.count
+    }
+    print("  the same list as a page sequence: \(pageCount) pages, \(itemCount) posts, one page in memory at a time")
+    return posts.items
+}
+
+func observe(_ session: NetworkSession, first: Post) async throws {
+    print("\n2. A service observing a resource's state stream")
+    let post = Resource<RemotePost>(session: session)
+    let watcher = PostWatcher(post: post)
+    let watching = watcher.start { $0.error != nil }
+    try await post.read(first.id)
+    try await post.read(first.id)
+    var failure: NetworkError?
+    do {
+        try await post.read("missingrecord00")
+    } catch {
+        failure = error
+    }
+    await watching.value
+    print("  the read of a missing post threw: \(failure?.short ?? "nothing")")
+}
+
+func crud(_ session: NetworkSession) async throws {
+    print("\n3. Create, update and delete")
+    let post = Resource<RemotePost>(session: session)
+    let created = try await post.create(NewPost(title: "Hello from ResourceKit", body: "Created by the example"))
+    print("  created \"\(created.title)\"")
+    var edited = created
+    edited.title = "Hello again"
+    let updated = try await post.update(edited)
+    print("  updated to \"\(updated.title)\"")
+    try await post.delete()
+    print("  deleted; state is now \(post.state)")
+    do {
+        try await post.create(NewPost(title: "", body: "A post without a title"))
+    } catch {
+        print("  creating a post without a title was rejected: \(error.short)")
+        print("  the resource shows it: \(post.state.error.map { _ in "failure" } ?? "no error")")
+    }
+}
+
+do {
+    let options = try Options(Array(CommandLine.arguments.dropFirst()))
+    let session = try await makeSession(options)
+    let posts = try await paginate(session)
+    guard let first = posts.first else { throw ExampleError("the server has no posts") }
+    try await observe(session, first: first)
+    try await crud(session)
+    print("\nDone.")
+} catch {
+    FileHandle.standardError.write(Data("Example failed: \(error)\n".utf8))
+    exit(1)
+}
