@@ -30,7 +30,7 @@ public final class AsyncLatch: Sendable {
     }
 
     /// Waits until the latch is open.
-    /// - Throws: ``NetworkError/cancelled`` when the waiting task is cancelled first.
+    /// - Throws: `NetworkError/cancelled` when the waiting task is cancelled first.
     public func wait() async throws(NetworkError) {
         let id = state.withLock { state in
             state.nextID &+= 1

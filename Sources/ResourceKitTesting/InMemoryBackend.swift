@@ -2,10 +2,10 @@ public import Foundation
 public import ResourceKit
 import Synchronization
 
-/// A REST server in memory: an ``HTTPTransport`` with collections of JSON records, pagination, validation,
+/// A REST server in memory: an `HTTPTransport` with collections of JSON records, pagination, validation,
 /// injected faults and a request log.
 ///
-/// Plug it into a real ``NetworkSession`` so URL building, headers, validation and decoding all run:
+/// Plug it into a real `NetworkSession` so URL building, headers, validation and decoding all run:
 /// ```swift
 /// let backend = InMemoryBackend(basePath: "/api/collections/{collection}/records")
 /// backend.addCollection("posts", requiredFields: ["title"])
@@ -36,18 +36,18 @@ public final class InMemoryBackend: HTTPTransport {
 
     /// A fault the backend injects into upcoming responses.
     public enum Fault: Sendable, Equatable {
-        /// Answer with this status and a PocketBase-shaped error body (``NetworkError/httpStatus(code:body:)``
+        /// Answer with this status and a PocketBase-shaped error body (`NetworkError/httpStatus(code:body:)`
         /// with the default validation).
         case status(Int)
-        /// Drop the connection before answering (``NetworkError/transport(code:message:)``,
+        /// Drop the connection before answering (`NetworkError/transport(code:message:)`,
         /// `networkConnectionLost`).
         case dropConnection
-        /// Answer `200` with a body that is not JSON (``NetworkError/decoding(type:codingPath:message:)``).
+        /// Answer `200` with a body that is not JSON (`NetworkError/decoding(type:codingPath:message:)`).
         case malformedBody
-        /// Answer with the real body cut in half (``NetworkError/decoding(type:codingPath:message:)``).
+        /// Answer with the real body cut in half (`NetworkError/decoding(type:codingPath:message:)`).
         case truncatedBody
         /// Deliver the real response after a delay; past the request's timeout it fails with
-        /// ``NetworkError/timeout``.
+        /// `NetworkError/timeout`.
         case slowBody(Duration)
     }
 
@@ -98,7 +98,7 @@ public final class InMemoryBackend: HTTPTransport {
     ///   - values: The values, encoded as JSON objects.
     ///   - collection: The collection name.
     /// - Returns: The ids of the stored records, in order.
-    /// - Throws: ``NetworkError/encoding(_:)`` when a value does not encode to a JSON object.
+    /// - Throws: `NetworkError/encoding(_:)` when a value does not encode to a JSON object.
     @discardableResult
     public func seed<Value: Encodable>(_ values: [Value], into collection: String) throws(NetworkError) -> [String] {
         var objects: [[String: JSONValue]] = []
@@ -125,7 +125,7 @@ public final class InMemoryBackend: HTTPTransport {
     ///   - count: How many.
     ///   - collection: The collection name.
     /// - Returns: The ids.
-    /// - Throws: ``NetworkError/encoding(_:)``.
+    /// - Throws: `NetworkError/encoding(_:)`.
     @discardableResult
     public func seedPlaceholders<Value: Placeholdable & Encodable>(
         _ type: Value.Type, count: Int, into collection: String
@@ -148,7 +148,7 @@ public final class InMemoryBackend: HTTPTransport {
     ///   - type: The type to decode.
     ///   - collection: The collection name.
     /// - Returns: The decoded records.
-    /// - Throws: ``NetworkError/decoding(type:codingPath:message:)``.
+    /// - Throws: `NetworkError/decoding(type:codingPath:message:)`.
     public func records<Value: Decodable>(_ type: Value.Type, in collection: String) throws(NetworkError) -> [Value] {
         do {
             return try JSONDecoder().decode([Value].self, from: JSONEncoder().encode(records(in: collection)))

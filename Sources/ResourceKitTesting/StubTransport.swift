@@ -13,7 +13,7 @@ import Synchronization
 /// stub.stub(.get, "/api/posts/1", json: #"{"id":"1","title":"Hello"}"#)
 /// let session = NetworkSession(baseURL: "https://example.com/api", transport: stub)
 /// ```
-/// A request with no stub throws ``NetworkError/transport(code:message:)`` naming it.
+/// A request with no stub throws `NetworkError/transport(code:message:)` naming it.
 public final class StubTransport: HTTPTransport {
     /// Produces the response for a request.
     public typealias Responder = @Sendable (URLRequest) async throws(NetworkError) -> HTTPResponse

@@ -129,7 +129,7 @@ public enum NetworkError: Error, Sendable, Equatable, CustomStringConvertible {
 ///
 /// PocketBase, for example, answers a failed validation with
 /// `{"status":400,"message":"…","data":{"title":{"code":"validation_required","message":"…"}}}`;
-/// ``PocketBaseValidationProvider`` turns that into a `ServerError` whose ``fieldErrors`` hold the messages.
+/// ``PocketBaseValidation`` turns that into a `ServerError` whose ``fieldErrors`` hold the messages.
 public struct ServerError: Sendable, Equatable, CustomStringConvertible {
     /// The HTTP status code.
     public var status: Int

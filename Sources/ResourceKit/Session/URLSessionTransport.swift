@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// Cancelling the calling task cancels the `URLSessionTask`. On Linux, `URLSession` timeouts are whole
 /// seconds (rounded down) and measure inactivity, and time a request waits for a free connection counts
-/// toward it: size ``URLSessionConfiguration/httpMaximumConnectionsPerHost`` together with the timeouts
+/// toward it: size `URLSessionConfiguration.httpMaximumConnectionsPerHost` together with the timeouts
 /// when you send many requests at once.
 public struct URLSessionTransport: HTTPTransport {
     /// The session that runs the data tasks.
