@@ -44,7 +44,9 @@ extension InMemoryBackend {
     }
 
     private func wait(_ delay: Duration, timeout: TimeInterval) async throws(NetworkError) {
-        let limit = Duration.milliseconds(Int64(timeout * 1000))
+        // A non-positive, infinite or absurd timeout means no limit, as URLSession treats it.
+        let limit: Duration =
+            timeout > 0 && timeout < 1_000_000_000 ? .milliseconds(Int64(timeout * 1000)) : .seconds(Int64.max / 2)
         do {
             try await Task.sleep(for: min(delay, limit))
         } catch {

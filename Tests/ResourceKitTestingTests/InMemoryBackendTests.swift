@@ -170,6 +170,17 @@ struct PocketBaseNote: Readable {
         await #expect(throws: NetworkError.cancelled) { try await task.value }
     }
 
+    @Test(arguments: [TimeInterval.infinity, 0, -1, 1e300])
+    func unusualTimeoutsMeanNoLimit(timeout: TimeInterval) async throws {
+        let backend = InMemoryBackend(basePath: "/api", latency: .milliseconds(5))
+        try backend.seed([Note(id: "1", title: "one")], into: "notes")
+        let session = NetworkSession(baseURL: "http://backend.test/api", transport: backend)
+        var endpoint = Endpoint(.get, "notes/1")
+        endpoint.timeout = timeout
+        let note: Note = try await session.send(endpoint)
+        #expect(note.title == "one")
+    }
+
     @Test func requestLogRecordsWhatArrived() async throws {
         let backend = InMemoryBackend()
         let session = NetworkSession(baseURL: "http://backend.test", transport: backend)
