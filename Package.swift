@@ -18,6 +18,7 @@ let package = Package(
         .target(name: "ResourceKit"),
         .target(name: "ResourceKitTesting", dependencies: ["ResourceKit"]),
         .executableTarget(name: "Example", dependencies: ["ResourceKit", "ResourceKitTesting"], path: "Example"),
+        .executableTarget(name: "Benchmarks", dependencies: ["ResourceKit", "ResourceKitTesting"], path: "Benchmarks"),
         .testTarget(name: "ResourceKitTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
         .testTarget(name: "ResourceKitTestingTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
         .testTarget(name: "ReadmeTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),

@@ -1,0 +1,194 @@
+import Foundation
+import ResourceKit
+import Synchronization
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+struct BenchPost: Codable, Sendable, Equatable, Identifiable {
+    var id: String
+    var title: String
+    var body: String
+    var userId: Int?
+    var position: Int?
+}
+
+struct RemoteBenchPost: Readable {
+    typealias Value = BenchPost
+    typealias ReadRequest = String
+    static func readEndpoint(for id: String) -> Endpoint { Endpoint(.get, "posts/records").appending(id: id) }
+}
+
+struct RemoteBenchPosts: Listable {
+    typealias Value = BenchPost
+    typealias Item = BenchPost
+    typealias ListResponse = PageEnvelope<BenchPost>
+    static let pagination = PageNumberPagination(pageSize: 50)
+    static func listEndpoint(for request: Void) -> Endpoint {
+        Endpoint(.get, "posts/records", query: ["sort": "position"])
+    }
+}
+
+struct RawPage: Decodable {
+    var totalPages: Int
+    var items: [BenchPost]
+}
+
+/// ResourceKit against `URLSession.data(for:)` + `JSONDecoder` on the same endpoints, the same URLSession.
+struct HTTPWorkloads: Sendable {
+    let baseURL: String
+    let requests: Int
+    let rounds: Int
+    let warmup: Int
+    let urlSession: URLSession
+    let session: NetworkSession
+    /// One resource per worker, made once so creating them is not measured.
+    let resources: [Resource<RemoteBenchPost>]
+
+    init(baseURL: String, requests: Int, rounds: Int, warmup: Int) {
+        self.baseURL = baseURL
+        self.requests = requests
+        self.rounds = rounds
+        self.warmup = warmup
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = 64
+        configuration.timeoutIntervalForRequest = 30
+        configuration.urlCache = nil
+        urlSession = URLSession(configuration: configuration)
+        let session = NetworkSession(
+            baseURL: baseURL + "/api/collections", transport: URLSessionTransport(session: urlSession))
+        self.session = session
+        resources = (0..<64).map { _ in Resource(session: session) }
+    }
+
+    func run() async throws -> Report {
+        var report = Report()
+        let first: PageEnvelope<BenchPost> = try await session.send(
+            Endpoint(.get, "posts/records", query: ["perPage": "1", "sort": "position"]))
+        guard let id = first.items.first?.id else { throw BenchmarkError("the server has no posts") }
+        guard let url = URL(string: "\(baseURL)/api/collections/posts/records/\(id)") else {
+            throw BenchmarkError("bad base URL \(baseURL)")
+        }
+
+        for concurrency in [1, 16, 64] {
+            let name = concurrency == 1 ? "GET+decode sequential" : "GET+decode \(concurrency) concurrent"
+            let cpuRaw = CPUCounter()
+            let cpuKit = CPUCounter()
+            let results = try await interleaved(
+                workload: name + " (\(requests) req)", unit: "req/s", rounds: rounds, warmup: warmup,
+                [
+                    ("raw URLSession", { try await rate(concurrency, cpu: cpuRaw) { _ in try await raw(url) } }),
+                    ("ResourceKit", { try await rate(concurrency, cpu: cpuKit) { try await kit(id: id, worker: $0) } }),
+                ])
+            results.forEach { report.add($0) }
+            report.compare(
+                name, results[1], over: results[0], meaning: "ResourceKit / raw request rate (target ≥ 0.97)")
+            let cpu = [
+                Measurement(
+                    workload: name + " CPU", variant: "raw URLSession", unit: "µs/req",
+                    samples: Array(cpuRaw.samples.dropFirst(warmup))),
+                Measurement(
+                    workload: name + " CPU", variant: "ResourceKit", unit: "µs/req",
+                    samples: Array(cpuKit.samples.dropFirst(warmup))),
+            ]
+            cpu.forEach { report.add($0) }
+            report.compare(
+                name + " CPU", cpu[1], over: cpu[0], meaning: "ResourceKit / raw CPU time per request (lower is better)"
+            )
+        }
+
+        let lists = try await interleaved(
+            workload: "list all records, 50 per page", unit: "lists/s", rounds: rounds, warmup: warmup,
+            [
+                ("raw loop", { 1 / (try await seconds { _ = try await rawList() }) }),
+                (
+                    "ListResource",
+                    {
+                        1
+                            / (try await seconds {
+                                let list = ListResource<RemoteBenchPosts>(session: session, request: ())
+                                try await list.loadAll()
+                            })
+                    }
+                ),
+                (
+                    "page sequence",
+                    {
+                        1
+                            / (try await seconds {
+                                for try await _ in session.pages(of: RemoteBenchPosts.self) {}
+                            })
+                    }
+                ),
+            ])
+        lists.forEach { report.add($0) }
+        report.compare(
+            "list all: ListResource", lists[1], over: lists[0], meaning: "ListResource / raw loop rate (target ≥ 0.97)")
+        report.compare(
+            "list all: page sequence", lists[2], over: lists[0],
+            meaning: "page sequence / raw loop rate (target ≥ 0.97)")
+        return report
+    }
+
+    /// Requests per second for `requests` requests spread over `concurrency` workers.
+    private func rate(
+        _ concurrency: Int, cpu: CPUCounter, _ body: @escaping @Sendable (Int) async throws -> Void
+    ) async throws -> Double {
+        let perWorker = requests / concurrency
+        let cpuStart = cpuSeconds()
+        let elapsed = try await seconds {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for worker in 0..<concurrency {
+                    group.addTask { for _ in 0..<perWorker { try await body(worker) } }
+                }
+                try await group.waitForAll()
+            }
+        }
+        cpu.record((cpuSeconds() - cpuStart) / Double(perWorker * concurrency) * 1e6)
+        return Double(perWorker * concurrency) / elapsed
+    }
+
+    private func raw(_ url: URL) async throws {
+        var request = URLRequest(url: url)
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        let (data, response) = try await urlSession.data(for: request)
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw BenchmarkError("status") }
+        _ = try JSONDecoder().decode(BenchPost.self, from: data)
+    }
+
+    /// One resource per worker: concurrent reads of one resource would share requests.
+    private func kit(id: String, worker: Int) async throws {
+        _ = try await resources[worker % resources.count].read(id)
+    }
+
+    private func rawList() async throws -> Int {
+        var page = 1
+        var count = 0
+        let decoder = JSONDecoder()
+        while true {
+            var components = URLComponents(string: "\(baseURL)/api/collections/posts/records")
+            components?.queryItems = [
+                URLQueryItem(name: "sort", value: "position"), URLQueryItem(name: "page", value: String(page)),
+                URLQueryItem(name: "perPage", value: "50"),
+            ]
+            guard let url = components?.url else { throw BenchmarkError("url") }
+            let (data, _) = try await urlSession.data(for: URLRequest(url: url))
+            let decoded = try decoder.decode(RawPage.self, from: data)
+            count += decoded.items.count
+            if decoded.items.isEmpty || page >= decoded.totalPages { return count }
+            page += 1
+        }
+    }
+}
+
+final class CPUCounter: Sendable {
+    private let storage = Mutex<[Double]>([])
+    func record(_ value: Double) { storage.withLock { $0.append(value) } }
+    var samples: [Double] { storage.withLock { $0 } }
+}
+
+struct BenchmarkError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,282 @@
+import Foundation
+import ResourceKit
+import ResourceKitTesting
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+struct Row: Codable, Sendable, Equatable, Identifiable {
+    var id: Int
+    var n: Int
+}
+
+struct RemoteRow: Readable {
+    typealias Value = Row
+    static func readEndpoint(for request: Void) -> Endpoint { Endpoint(.get, "row") }
+}
+
+struct RemoteRows: Listable {
+    typealias Value = Row
+    typealias Item = Row
+    typealias ListResponse = PageEnvelope<Row>
+    static let pagination = PageNumberPagination(pageSize: 100)
+    static func listEndpoint(for request: Void) -> Endpoint { Endpoint(.get, "rows") }
+}
+
+/// Serves pre-encoded pages by their `page` query parameter, so only ResourceKit's own cost is measured.
+struct PageServer: HTTPTransport {
+    let pages: [Data]
+
+    init(pageCount: Int, pageSize: Int) {
+        struct Body: Encodable {
+            var page: Int
+            var perPage: Int
+            var totalItems: Int
+            var totalPages: Int
+            var items: [Row]
+        }
+        let encoder = JSONEncoder()
+        pages = (0..<pageCount).map { index in
+            let items = (0..<pageSize).map { Row(id: index * pageSize + $0, n: $0) }
+            let body = Body(
+                page: index + 1, perPage: pageSize, totalItems: pageCount * pageSize, totalPages: pageCount,
+                items: items)
+            return (try? encoder.encode(body)) ?? Data()
+        }
+    }
+
+    func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
+        let query = request.url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: false)?.queryItems } ?? []
+        let page = Int(query.first { $0.name == "page" }?.value ?? "1") ?? 1
+        guard pages.indices.contains(page - 1) else { return HTTPResponse(statusCode: 404) }
+        return HTTPResponse(statusCode: 200, body: pages[page - 1], url: request.url)
+    }
+}
+
+struct InProcessWorkloads: Sendable {
+    let scale: Double
+    let rounds: Int
+    let warmup: Int
+
+    func run() async throws -> Report {
+        var report = Report()
+        report.merge(try await coalescing())
+        report.merge(try await fanOut())
+        report.merge(try await pagination())
+        report.merge(try await backendThroughput())
+        return report
+    }
+
+    /// 1,000 concurrent reads of one resource: one transport call, and about the time of one read.
+    func coalescing() async throws -> Report {
+        var report = Report()
+        let readers = Int(1000 * scale)
+        let body = try JSONEncoder().encode(Row(id: 1, n: 1))
+        let callCounter = CPUCounter()
+        let results = try await interleaved(
+            workload: "coalescing: \(readers) concurrent reads", unit: "ms", rounds: rounds, warmup: warmup,
+            [
+                (
+                    "1 read",
+                    {
+                        let stub = StubTransport()
+                        stub.stub(.get, "/row", body: body, delay: .milliseconds(20))
+                        let resource = Resource<RemoteRow>(
+                            session: NetworkSession(baseURL: "http://bench.local", transport: stub))
+                        return try await seconds { try await resource.read() } * 1000
+                    }
+                ),
+                (
+                    "\(readers) reads",
+                    {
+                        let stub = StubTransport()
+                        stub.stub(.get, "/row", body: body, delay: .milliseconds(20))
+                        let resource = Resource<RemoteRow>(
+                            session: NetworkSession(baseURL: "http://bench.local", transport: stub))
+                        let elapsed = try await seconds {
+                            try await withThrowingTaskGroup(of: Row.self) { group in
+                                for _ in 0..<readers { group.addTask { try await resource.read() } }
+                                try await group.waitForAll()
+                            }
+                        }
+                        callCounter.record(Double(stub.requestCount))
+                        return elapsed * 1000
+                    }
+                ),
+            ])
+        let calls = callCounter.samples
+        results.forEach { report.add($0) }
+        report.add(
+            Measurement(
+                workload: "coalescing: transport calls", variant: "\(readers) reads", unit: "calls",
+                samples: Array(calls.dropFirst(warmup))))
+        report.compare(
+            "coalescing: wall time of \(readers) reads", results[1], over: results[0],
+            meaning: "vs one read (1.0 = free)")
+        return report
+    }
+
+    /// One state change delivered to N observers; registering and cancelling 10,000.
+    func fanOut() async throws -> Report {
+        var report = Report()
+        let body = try JSONEncoder().encode(Row(id: 1, n: 2))
+        for observers in [1, 100, 1000, 10_000].map({ max(1, Int(Double($0) * scale)) }) {
+            var perDelivery: [Double] = []
+            var memory: [Double] = []
+            for round in 0..<(rounds + warmup) {
+                let stub = StubTransport()
+                stub.stub(.get, "/row", body: body)
+                let resource = Resource<RemoteRow>(
+                    session: NetworkSession(baseURL: "http://bench.local", transport: stub),
+                    state: .available(Row(id: 1, n: 1)))
+                let before = residentBytes()
+                let target = Row(id: 1, n: 2)
+                let tasks = (0..<observers).map { _ in
+                    let stream = resource.states
+                    return Task {
+                        for await state in stream where state == .available(target) { return }
+                    }
+                }
+                let after = residentBytes()
+                let elapsed = try await seconds {
+                    try await resource.read()
+                    for task in tasks { await task.value }
+                }
+                if round >= warmup {
+                    perDelivery.append(elapsed / Double(observers) * 1e9)
+                    if let before, let after { memory.append((after - before) / Double(observers)) }
+                }
+            }
+            report.add(
+                Measurement(
+                    workload: "fan-out: \(observers) observers", variant: "time per delivery", unit: "ns",
+                    samples: perDelivery))
+            if !memory.isEmpty {
+                report.add(
+                    Measurement(
+                        workload: "fan-out: \(observers) observers", variant: "memory per observer", unit: "bytes",
+                        samples: memory))
+            }
+        }
+        let count = max(1, Int(10_000 * scale))
+        var register: [Double] = []
+        var cancel: [Double] = []
+        for round in 0..<(rounds + warmup) {
+            let resource = Resource<RemoteRow>(state: .available(Row(id: 1, n: 1)))
+            var tasks: [Task<Void, Never>] = []
+            let registered = await seconds {
+                tasks = (0..<count).map { _ in
+                    let stream = resource.states
+                    return Task { for await _ in stream {} }
+                }
+            }
+            let cancelled = await seconds {
+                for task in tasks { task.cancel() }
+                for task in tasks { await task.value }
+            }
+            guard resource.observerCount == 0 else {
+                throw BenchmarkError("observers left after cancel: \(resource.observerCount)")
+            }
+            if round >= warmup {
+                register.append(registered * 1000)
+                cancel.append(cancelled * 1000)
+            }
+        }
+        report.add(Measurement(workload: "observers: \(count)", variant: "register", unit: "ms", samples: register))
+        report.add(Measurement(workload: "observers: \(count)", variant: "cancel", unit: "ms", samples: cancel))
+        return report
+    }
+
+    /// 1,000 pages of 100 items through ListResource: is the last page as cheap as the first?
+    func pagination() async throws -> Report {
+        var report = Report()
+        let pageCount = max(20, Int(1000 * scale))
+        let window = pageCount / 10
+        let server = PageServer(pageCount: pageCount, pageSize: 100)
+        var firstWindow: [Double] = []
+        var lastWindow: [Double] = []
+        var peak: [Double] = []
+        for round in 0..<(rounds + warmup) {
+            let list = ListResource<RemoteRows>(
+                session: NetworkSession(baseURL: "http://bench.local", transport: server), request: ())
+            let baseline = residentBytes() ?? 0
+            var highest = baseline
+            var times: [Double] = []
+            times.reserveCapacity(pageCount)
+            for _ in 0..<pageCount {
+                times.append(try await seconds { try await list.loadNextPage() })
+                if let now = residentBytes() { highest = max(highest, now) }
+            }
+            guard list.items.count == pageCount * 100, !list.pagination.hasMore else {
+                throw BenchmarkError("pagination loaded \(list.items.count) items")
+            }
+            if round >= warmup {
+                firstWindow.append(times.prefix(window).reduce(0, +) * 1000)
+                lastWindow.append(times.suffix(window).reduce(0, +) * 1000)
+                let payload = Double(pageCount * 100 * MemoryLayout<Row>.stride)
+                peak.append((highest - baseline) / payload)
+            }
+        }
+        let first = Measurement(
+            workload: "pagination: \(pageCount)×100 items", variant: "first \(window) pages", unit: "ms",
+            samples: firstWindow)
+        let last = Measurement(
+            workload: "pagination: \(pageCount)×100 items", variant: "last \(window) pages", unit: "ms",
+            samples: lastWindow)
+        report.add(first)
+        report.add(last)
+        report.add(
+            Measurement(
+                workload: "pagination: \(pageCount)×100 items", variant: "peak RSS / payload", unit: "×", samples: peak)
+        )
+        report.compare(
+            "pagination: last \(window) pages / first \(window)", last, over: first, meaning: "near 1 = linear cost")
+        return report
+    }
+
+    /// Requests per second through a NetworkSession into InMemoryBackend.
+    func backendThroughput() async throws -> Report {
+        var report = Report()
+        let backend = InMemoryBackend()
+        try backend.seed((0..<100).map { Row(id: $0, n: $0) }.map { ["id": "\($0.id)", "n": "\($0.n)"] }, into: "rows")
+        let session = NetworkSession(baseURL: "http://bench.local", transport: backend)
+        let requests = max(100, Int(5000 * scale))
+        let results = try await interleaved(
+            workload: "InMemoryBackend GET (\(requests) req)", unit: "req/s", rounds: rounds, warmup: warmup,
+            [
+                (
+                    "sequential",
+                    {
+                        Double(requests)
+                            / (try await seconds {
+                                for index in 0..<requests {
+                                    _ = try await session.data(for: Endpoint(.get, "rows/\(index % 100)"))
+                                }
+                            })
+                    }
+                ),
+                (
+                    "16 concurrent",
+                    {
+                        Double(requests)
+                            / (try await seconds {
+                                try await withThrowingTaskGroup(of: Void.self) { group in
+                                    for worker in 0..<16 {
+                                        group.addTask {
+                                            for index in 0..<(requests / 16) {
+                                                _ = try await session.data(
+                                                    for: Endpoint(.get, "rows/\((index + worker) % 100)"))
+                                            }
+                                        }
+                                    }
+                                    try await group.waitForAll()
+                                }
+                            })
+                    }
+                ),
+            ])
+        results.forEach { report.add($0) }
+        return report
+    }
+}

@@ -1,0 +1,57 @@
+// swift run -c release Benchmarks [--base-url URL] [--json PATH] [--rounds N] [--smoke]
+//
+// HTTP workloads (ResourceKit vs raw URLSession + JSONDecoder) run when a PocketBase URL is given
+// (--base-url, or POCKETBASE_URL as Scripts/pocketbase sets it); the in-process workloads always run.
+import Foundation
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+func option(_ name: String) -> String? {
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+let smoke = arguments.contains("--smoke")
+let baseURL = option("--base-url") ?? ProcessInfo.processInfo.environment["POCKETBASE_URL"]
+let jsonPath = option("--json")
+let rounds = Int(option("--rounds") ?? "") ?? (smoke ? 1 : 5)
+let warmup = smoke ? 0 : 1
+
+#if DEBUG
+    let build = "debug"
+#else
+    let build = "release"
+#endif
+
+var report = Report()
+do {
+    if let baseURL {
+        print("HTTP workloads against \(baseURL)…")
+        let http = HTTPWorkloads(baseURL: baseURL, requests: smoke ? 64 : 2000, rounds: rounds, warmup: warmup)
+        report.merge(try await http.run())
+    } else {
+        report.notes.append("HTTP workloads skipped: pass --base-url or set POCKETBASE_URL (Scripts/bench does)")
+    }
+    print("In-process workloads…")
+    report.merge(try await InProcessWorkloads(scale: smoke ? 0.02 : 1, rounds: rounds, warmup: warmup).run())
+} catch {
+    FileHandle.standardError.write(Data("Benchmark failed: \(error)\n".utf8))
+    exit(1)
+}
+if build == "debug" && !smoke {
+    report.notes.append("debug build: numbers are not representative; use swift run -c release Benchmarks")
+}
+report.printTable()
+if let jsonPath {
+    let configuration = [
+        "build": build, "rounds": String(rounds), "warmup": String(warmup), "smoke": String(smoke),
+        "cores": String(ProcessInfo.processInfo.activeProcessorCount),
+        "memoryGiB": String(ProcessInfo.processInfo.physicalMemory / (1 << 30)),
+        "date": ISO8601DateFormatter().string(from: Date()), "baseURL": baseURL ?? "",
+    ]
+    do {
+        try report.writeJSON(to: jsonPath, configuration: configuration)
+        print("wrote \(jsonPath)")
+    } catch {
+        FileHandle.standardError.write(Data("could not write \(jsonPath): \(error)\n".utf8))
+        exit(1)
+    }
+}
