@@ -8,7 +8,7 @@ extension ListResource: OperationHost {
             let result = body(&storage)
             return (result, storage.observed.version != version)
         }
-        if changed { registrar.withMutation(of: self, keyPath: \.listState) {} }
+        if changed { registrar.withMutation(of: self, keyPath: stateKeyPath) {} }
         return result
     }
 

@@ -23,6 +23,8 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
 
     let storage: Mutex<Storage>
     let registrar = ObservationRegistrar()
+    /// Made once; see `Resource.stateKeyPath`.
+    let stateKeyPath: any KeyPath<ListResource, ListState<Item>> & Sendable = \.listState
 
     /// Creates a list.
     /// - Parameters:
@@ -59,7 +61,7 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
 
     /// Items and pagination together, read at one instant.
     public var listState: ListState<Item> {
-        registrar.access(self, keyPath: \.listState)
+        registrar.access(self, keyPath: stateKeyPath)
         return storage.withLock { $0.observed.value }
     }
 

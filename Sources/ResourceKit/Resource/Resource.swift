@@ -22,6 +22,9 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
 
     let storage: Mutex<Storage>
     private let registrar = ObservationRegistrar()
+    /// Made once: forming `\.state` on a generic class instantiates a key path at run time, which cost more
+    /// than the rest of a read on an instant transport.
+    private let stateKeyPath: any KeyPath<Resource, ResourceState<Value>> & Sendable = \.state
 
     /// Creates a resource.
     /// - Parameters:
@@ -49,7 +52,7 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
 
     /// The current state.
     public var state: ResourceState<Value> {
-        registrar.access(self, keyPath: \.state)
+        registrar.access(self, keyPath: stateKeyPath)
         return storage.withLock { $0.observed.value }
     }
 
@@ -107,7 +110,7 @@ extension Resource: OperationHost {
             let result = body(&storage)
             return (result, storage.observed.version != version)
         }
-        if changed { registrar.withMutation(of: self, keyPath: \.state) {} }
+        if changed { registrar.withMutation(of: self, keyPath: stateKeyPath) {} }
         return result
     }
 
