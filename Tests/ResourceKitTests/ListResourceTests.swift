@@ -151,6 +151,26 @@ struct PageEnvelopeBody: Encodable {
             states.map(\.pagination.isLoadingNextPage) == [false, false, false, true, false, true, false, true, false])
     }
 
+    @Test func cancelledNextPageRestoresTheListExactly() async throws {
+        let backend = try backend(with: 30)
+        let list = ListResource<RemoteItems>(session: makeSession(backend), request: ())
+        try await list.loadNextPage()
+        backend.failNext(status: 500)
+        _ = try? await list.loadNextPage()
+        let before = list.listState
+        #expect(before.content.error?.statusCode == 500)
+        backend.setLatency(.seconds(30))
+        let recorder = list.recordStates()
+        let task = Task { try await list.loadNextPage() }
+        try await recorder.waitForCount(2)
+        task.cancel()
+        await #expect(throws: NetworkError.cancelled) { try await task.value }
+        #expect(list.listState == before)
+        backend.setLatency(.zero)
+        try await list.loadNextPage()
+        #expect(list.items == items(0..<20))
+    }
+
     @Test func refreshDuringNextPageWinsAndTheLatePageIsDropped() async throws {
         let stub = StubTransport()
         let latch = AsyncLatch()

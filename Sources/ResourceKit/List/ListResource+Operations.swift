@@ -28,6 +28,7 @@ extension ListResource: OperationHost {
                 return true
             }
             entry.context = .next(key: key, generation: storage.listGeneration)
+            storage.nextPageErrorBeforeLoad = state.pagination.nextPageError
             state.pagination.isLoadingNextPage = true
             state.pagination.nextPageError = nil
             if case .failure(_, let previous) = state.content { state.content = .available(previous ?? []) }
@@ -79,27 +80,38 @@ extension ListResource: OperationHost {
     }
 
     private static func finishNextPage(_ result: Result<Outcome, NetworkError>, in storage: inout Storage) {
-        var state = storage.observed.value
-        state.pagination.isLoadingNextPage = false
-        switch result {
-        case .success(.page(let page)):
-            var items = storage.currentItems
-            merge(page.items, into: &items, index: &storage.index)
-            storage.nextKey = page.nextKey
-            state.pagination.pagesLoaded += 1
-            state.pagination.hasMore = page.nextKey != nil
-            state.pagination.totalCount = page.context.totalItems ?? state.pagination.totalCount
-            state.content = .available(items)
-        case .success:
-            break
-        case .failure(.cancelled):
-            state.content = storage.settled
-        case .failure(let error):
-            state.pagination.nextPageError = error
-            state.content = .failure(error, previous: storage.currentItems)
+        // Appending must not copy every loaded item: drop the other references to the items first, so the
+        // array is uniquely held and grows in place. Without this, N pages cost O(N²).
+        let cancelled: ResourceState<[Item]>?
+        if case .failure(.cancelled) = result { cancelled = storage.settled } else { cancelled = nil }
+        storage.settled = .idle
+        let errorBeforeLoad = storage.nextPageErrorBeforeLoad
+        var index = storage.index
+        storage.index = [:]
+        storage.observed.modify { state in
+            state.pagination.isLoadingNextPage = false
+            switch result {
+            case .success(.page(let page)):
+                var items = state.content.value ?? []
+                state.content = .idle
+                merge(page.items, into: &items, index: &index)
+                state.pagination.pagesLoaded += 1
+                state.pagination.hasMore = page.nextKey != nil
+                state.pagination.totalCount = page.context.totalItems ?? state.pagination.totalCount
+                state.content = .available(items)
+            case .success:
+                break
+            case .failure(.cancelled):
+                if let cancelled { state.content = cancelled }
+                state.pagination.nextPageError = errorBeforeLoad
+            case .failure(let error):
+                state.pagination.nextPageError = error
+                state.content = .failure(error, previous: state.content.value ?? [])
+            }
         }
-        storage.settled = state.content
-        storage.observed.set(state)
+        if case .success(.page(let page)) = result { storage.nextKey = page.nextKey }
+        storage.index = index
+        storage.settled = storage.observed.value.content
     }
 
     private static func applyMutation(_ outcome: Outcome, in storage: inout Storage) {

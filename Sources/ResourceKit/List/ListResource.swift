@@ -170,6 +170,8 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
         var settled: ResourceState<[Item]>
         var index: [Item.ID: Int] = [:]
         var nextKey: Remote.Pagination.PageKey?
+        /// Restored when a next-page load is cancelled.
+        var nextPageErrorBeforeLoad: NetworkError?
         /// Changes whenever the list is replaced; a next page from an older list is dropped.
         var listGeneration: UInt64 = 0
         var operations = OperationTable<Outcome, Context>()

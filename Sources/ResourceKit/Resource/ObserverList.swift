@@ -18,6 +18,14 @@ struct ObservedValue<Value: Sendable> {
         for observer in observers.values { observer.yield(newValue) }
     }
 
+    /// Changes the value in place, so a large value uniquely held here (a list's items) is not copied,
+    /// then yields it like ``set(_:)``.
+    mutating func modify(_ body: (inout Value) -> Void) {
+        body(&value)
+        version &+= 1
+        for observer in observers.values { observer.yield(value) }
+    }
+
     /// Registers an observer and yields the current value to it first.
     mutating func add(_ continuation: AsyncStream<Value>.Continuation) -> UInt64 {
         nextObserverID &+= 1
