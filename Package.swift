@@ -18,7 +18,12 @@ let package = Package(
         .target(name: "ResourceKit"),
         .target(name: "ResourceKitTesting", dependencies: ["ResourceKit"]),
         .executableTarget(name: "Example", dependencies: ["ResourceKit", "ResourceKitTesting"], path: "Example"),
-        .executableTarget(name: "Benchmarks", dependencies: ["ResourceKit", "ResourceKitTesting"], path: "Benchmarks"),
+        .executableTarget(
+            name: "Benchmarks",
+            dependencies: ["ResourceKit", "ResourceKitTesting", "HeapUsage"],
+            path: "Benchmarks/Runner"
+        ),
+        .target(name: "HeapUsage", path: "Benchmarks/HeapUsage"),
         .testTarget(name: "ResourceKitTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
         .testTarget(name: "ResourceKitTestingTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
         .testTarget(name: "ReadmeTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
@@ -27,6 +32,6 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-for target in package.targets {
+for target in package.targets where target.name != "HeapUsage" {
     target.swiftSettings = (target.swiftSettings ?? []) + upcomingFeatures
 }

@@ -71,6 +71,8 @@ struct HTTPWorkloads: Sendable {
             throw BenchmarkError("bad base URL \(baseURL)")
         }
 
+        report.merge(try await decomposition(url: url, id: id))
+
         for concurrency in [1, 16, 64] {
             let name = concurrency == 1 ? "GET+decode sequential" : "GET+decode \(concurrency) concurrent"
             let cpuRaw = CPUCounter()
@@ -129,6 +131,60 @@ struct HTTPWorkloads: Sendable {
             "list all: page sequence", lists[2], over: lists[0],
             meaning: "page sequence / raw loop rate (target ≥ 0.97)")
         return report
+    }
+
+    /// Where a sequential request's cost goes: each layer of ResourceKit against the raw baseline.
+    private func decomposition(url: URL, id: String) async throws -> Report {
+        var report = Report()
+        let transport = URLSessionTransport(session: urlSession)
+        let endpoint = Endpoint(.get, "posts/records").appending(id: id)
+        let unused = CPUCounter()
+        let name = "layers, sequential (\(requests) req)"
+        let results = try await interleaved(
+            workload: name, unit: "req/s", rounds: rounds, warmup: warmup,
+            [
+                ("raw data(for:)", { try await rate(1, cpu: unused) { _ in try await raw(url) } }),
+                ("raw dataTask", { try await rate(1, cpu: unused) { _ in try await rawDataTask(url) } }),
+                (
+                    "URLSessionTransport",
+                    {
+                        try await rate(1, cpu: unused) { _ in
+                            var request = URLRequest(url: url)
+                            request.setValue("application/json", forHTTPHeaderField: "Accept")
+                            let response = try await transport.send(request)
+                            _ = try JSONDecoder().decode(BenchPost.self, from: response.body)
+                        }
+                    }
+                ),
+                (
+                    "NetworkSession.send",
+                    {
+                        try await rate(1, cpu: unused) { _ in _ = try await session.send(endpoint, as: BenchPost.self) }
+                    }
+                ),
+                ("Resource.read", { try await rate(1, cpu: unused) { _ in try await kit(id: id, worker: 0) } }),
+            ])
+        results.forEach { report.add($0) }
+        for layer in results.dropFirst() {
+            report.compare(
+                "layers: \(layer.variant)", layer, over: results[0], meaning: "request rate / raw data(for:)")
+        }
+        return report
+    }
+
+    private func rawDataTask(_ url: URL) async throws {
+        var request = URLRequest(url: url)
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        let data: Data = try await withCheckedThrowingContinuation { continuation in
+            urlSession.dataTask(with: request) { data, _, error in
+                if let error {
+                    continuation.resume(throwing: error)
+                } else {
+                    continuation.resume(returning: data ?? Data())
+                }
+            }.resume()
+        }
+        _ = try JSONDecoder().decode(BenchPost.self, from: data)
     }
 
     /// Requests per second for `requests` requests spread over `concurrency` workers.

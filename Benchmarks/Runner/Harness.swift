@@ -1,4 +1,5 @@
 import Foundation
+import HeapUsage
 
 #if canImport(Glibc)
     import Glibc
@@ -152,4 +153,11 @@ func residentBytes() -> Double? {
     let fields = text.split(separator: " ")
     guard fields.count > 1, let pages = Double(fields[1]) else { return nil }
     return pages * Double(sysconf(Int32(_SC_PAGESIZE)))
+}
+
+/// Bytes allocated from the heap now (glibc's mallinfo2), or nil where that is not available. Unlike the
+/// resident set size, it goes down when memory is freed, so deltas measure what a workload holds.
+func heapBytes() -> Double? {
+    let bytes = heap_bytes_in_use()
+    return bytes == 0 ? nil : Double(bytes)
 }

@@ -24,6 +24,14 @@ struct RemoteRows: Listable {
     static func listEndpoint(for request: Void) -> Endpoint { Endpoint(.get, "rows") }
 }
 
+/// Answers every request at once with the same body.
+struct InstantTransport: HTTPTransport {
+    let body: Data
+    func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
+        HTTPResponse(statusCode: 200, body: body, url: request.url)
+    }
+}
+
 /// Serves pre-encoded pages by their `page` query parameter, so only ResourceKit's own cost is measured.
 struct PageServer: HTTPTransport {
     let pages: [Data]
@@ -61,10 +69,51 @@ struct InProcessWorkloads: Sendable {
 
     func run() async throws -> Report {
         var report = Report()
+        report.merge(try await overhead())
         report.merge(try await coalescing())
         report.merge(try await fanOut())
         report.merge(try await pagination())
         report.merge(try await backendThroughput())
+        return report
+    }
+
+    static func profileReads(_ count: Int) async throws {
+        let transport = InstantTransport(body: try JSONEncoder().encode(Row(id: 1, n: 1)))
+        let resource = Resource<RemoteRow>(session: NetworkSession(baseURL: "http://bench.local", transport: transport))
+        for _ in 0..<count { _ = try await resource.read() }
+    }
+
+    /// The library's own cost per request, on a transport that answers at once.
+    func overhead() async throws -> Report {
+        var report = Report()
+        let requests = max(200, Int(20_000 * scale))
+        let transport = InstantTransport(body: try JSONEncoder().encode(Row(id: 1, n: 1)))
+        let session = NetworkSession(baseURL: "http://bench.local", transport: transport)
+        let resource = Resource<RemoteRow>(session: session)
+        let endpoint = Endpoint(.get, "row")
+        let request = try await session.makeURLRequest(for: endpoint)
+        let decoder = JSONDecoder()
+        @Sendable func perRequest(_ body: () async throws -> Void) async throws -> Double {
+            try await seconds { for _ in 0..<requests { try await body() } } / Double(requests) * 1e6
+        }
+        let results = try await interleaved(
+            workload: "overhead per request, instant transport", unit: "µs", rounds: rounds, warmup: warmup,
+            [
+                (
+                    "transport + JSONDecoder",
+                    {
+                        try await perRequest {
+                            _ = try decoder.decode(Row.self, from: try await transport.send(request).body)
+                        }
+                    }
+                ),
+                (
+                    "NetworkSession.send",
+                    { try await perRequest { _ = try await session.send(endpoint, as: Row.self) } }
+                ),
+                ("Resource.read", { try await perRequest { _ = try await resource.read() } }),
+            ])
+        results.forEach { report.add($0) }
         return report
     }
 
@@ -130,15 +179,16 @@ struct InProcessWorkloads: Sendable {
                 let resource = Resource<RemoteRow>(
                     session: NetworkSession(baseURL: "http://bench.local", transport: stub),
                     state: .available(Row(id: 1, n: 1)))
-                let before = residentBytes()
                 let target = Row(id: 1, n: 2)
-                let tasks = (0..<observers).map { _ in
-                    let stream = resource.states
-                    return Task {
+                // Memory of the registrations alone: the streams, their continuations and the resource's table.
+                let before = heapBytes()
+                let streams = (0..<observers).map { _ in resource.states }
+                let after = heapBytes()
+                let tasks = streams.map { stream in
+                    Task {
                         for await state in stream where state == .available(target) { return }
                     }
                 }
-                let after = residentBytes()
                 let elapsed = try await seconds {
                     try await resource.read()
                     for task in tasks { await task.value }
@@ -200,13 +250,13 @@ struct InProcessWorkloads: Sendable {
         for round in 0..<(rounds + warmup) {
             let list = ListResource<RemoteRows>(
                 session: NetworkSession(baseURL: "http://bench.local", transport: server), request: ())
-            let baseline = residentBytes() ?? 0
+            let baseline = heapBytes() ?? 0
             var highest = baseline
             var times: [Double] = []
             times.reserveCapacity(pageCount)
             for _ in 0..<pageCount {
                 times.append(try await seconds { try await list.loadNextPage() })
-                if let now = residentBytes() { highest = max(highest, now) }
+                if let now = heapBytes() { highest = max(highest, now) }
             }
             guard list.items.count == pageCount * 100, !list.pagination.hasMore else {
                 throw BenchmarkError("pagination loaded \(list.items.count) items")
@@ -228,7 +278,8 @@ struct InProcessWorkloads: Sendable {
         report.add(last)
         report.add(
             Measurement(
-                workload: "pagination: \(pageCount)×100 items", variant: "peak RSS / payload", unit: "×", samples: peak)
+                workload: "pagination: \(pageCount)×100 items", variant: "peak heap / payload", unit: "×", samples: peak
+            )
         )
         report.compare(
             "pagination: last \(window) pages / first \(window)", last, over: first, meaning: "near 1 = linear cost")

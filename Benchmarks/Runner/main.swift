@@ -21,6 +21,12 @@ let warmup = smoke ? 0 : 1
     let build = "release"
 #endif
 
+if let count = option("--profile-read").flatMap(Int.init) {
+    // For profilers (valgrind --tool=callgrind): only Resource.read on an instant transport.
+    try await InProcessWorkloads.profileReads(count)
+    exit(0)
+}
+
 var report = Report()
 do {
     if let baseURL {
