@@ -1,6 +1,7 @@
 import Foundation
 import ResourceKit
 import ResourceKitTesting
+import Synchronization
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -247,20 +248,15 @@ struct InProcessWorkloads: Sendable {
         var firstWindow: [Double] = []
         var lastWindow: [Double] = []
         var peak: [Double] = []
+        var previous = WeakList(nil)
         for round in 0..<(rounds + warmup) {
-            let list = ListResource<RemoteRows>(
-                session: NetworkSession(baseURL: "http://bench.local", transport: server), request: ())
+            // The previous round's list can be held for a moment by its last operation's task; wait until it
+            // is gone, so the baseline does not include it.
+            try await previous.waitUntilReleased()
             let baseline = heapBytes() ?? 0
-            var highest = baseline
-            var times: [Double] = []
-            times.reserveCapacity(pageCount)
-            for _ in 0..<pageCount {
-                times.append(try await seconds { try await list.loadNextPage() })
-                if let now = heapBytes() { highest = max(highest, now) }
-            }
-            guard list.items.count == pageCount * 100, !list.pagination.hasMore else {
-                throw BenchmarkError("pagination loaded \(list.items.count) items")
-            }
+            let (times, highest, list) = try await loadAllPages(
+                server: server, pageCount: pageCount, baseline: baseline)
+            previous = list
             if round >= warmup {
                 firstWindow.append(times.prefix(window).reduce(0, +) * 1000)
                 lastWindow.append(times.suffix(window).reduce(0, +) * 1000)
@@ -284,6 +280,24 @@ struct InProcessWorkloads: Sendable {
         report.compare(
             "pagination: last \(window) pages / first \(window)", last, over: first, meaning: "near 1 = linear cost")
         return report
+    }
+
+    private func loadAllPages(
+        server: PageServer, pageCount: Int, baseline: Double
+    ) async throws -> ([Double], Double, WeakList) {
+        let list = ListResource<RemoteRows>(
+            session: NetworkSession(baseURL: "http://bench.local", transport: server), request: ())
+        var highest = baseline
+        var times: [Double] = []
+        times.reserveCapacity(pageCount)
+        for _ in 0..<pageCount {
+            times.append(try await seconds { try await list.loadNextPage() })
+            if let now = heapBytes() { highest = max(highest, now) }
+        }
+        guard list.items.count == pageCount * 100, !list.pagination.hasMore else {
+            throw BenchmarkError("pagination loaded \(list.items.count) items")
+        }
+        return (times, highest, WeakList(list))
     }
 
     /// Requests per second through a NetworkSession into InMemoryBackend.
@@ -329,5 +343,24 @@ struct InProcessWorkloads: Sendable {
             ])
         results.forEach { report.add($0) }
         return report
+    }
+}
+
+/// A weak reference to a list, to see when it is deallocated.
+final class WeakList: Sendable {
+    private let reference: Mutex<WeakBox>
+
+    init(_ list: ListResource<RemoteRows>?) { reference = Mutex(WeakBox(list: list)) }
+
+    func waitUntilReleased() async throws {
+        for _ in 0..<100_000 {
+            if reference.withLock({ $0.list == nil }) { return }
+            await Task.yield()
+        }
+        throw BenchmarkError("a ListResource was not released")
+    }
+
+    struct WeakBox {
+        weak var list: ListResource<RemoteRows>?
     }
 }
