@@ -1,6 +1,5 @@
 import Foundation
 import ResourceKit
-import Synchronization
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -239,7 +238,7 @@ struct HTTPWorkloads: Sendable {
 }
 
 final class CPUCounter: Sendable {
-    private let storage = Mutex<[Double]>([])
+    private let storage = Locked<[Double]>([])
     func record(_ value: Double) { storage.withLock { $0.append(value) } }
     var samples: [Double] { storage.withLock { $0 } }
 }

@@ -1,7 +1,6 @@
 import Foundation
 import ResourceKit
 import ResourceKitTesting
-import Synchronization
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -348,9 +347,9 @@ struct InProcessWorkloads: Sendable {
 
 /// A weak reference to a list, to see when it is deallocated.
 final class WeakList: Sendable {
-    private let reference: Mutex<WeakBox>
+    private let reference: Locked<WeakBox>
 
-    init(_ list: ListResource<RemoteRows>?) { reference = Mutex(WeakBox(list: list)) }
+    init(_ list: ListResource<RemoteRows>?) { reference = Locked(WeakBox(list: list)) }
 
     func waitUntilReleased() async throws {
         for _ in 0..<100_000 {

@@ -1,5 +1,4 @@
 public import ResourceKit
-import Synchronization
 
 /// A one-shot gate for tests: tasks that ``wait()`` are held until ``open()`` is called.
 ///
@@ -11,7 +10,7 @@ public final class AsyncLatch: Sendable {
         var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
         var nextID: UInt64 = 0
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Creates a closed latch.
     public init() {}

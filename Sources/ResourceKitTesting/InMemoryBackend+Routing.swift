@@ -1,5 +1,4 @@
 public import ResourceKit
-import Synchronization
 
 #if canImport(FoundationNetworking)
     import Foundation

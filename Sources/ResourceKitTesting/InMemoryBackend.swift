@@ -1,6 +1,5 @@
 public import Foundation
 public import ResourceKit
-import Synchronization
 
 /// A REST server in memory: an `HTTPTransport` with collections of JSON records, pagination, validation,
 /// injected faults and a request log.
@@ -65,7 +64,7 @@ public final class InMemoryBackend: HTTPTransport {
         var nextID = 0
     }
 
-    let state = Mutex(State())
+    let state = Locked(State())
     /// The path before the collection name, or a template with `{collection}`.
     public let basePath: String
 

@@ -1,5 +1,4 @@
 public import ResourceKit
-import Synchronization
 
 /// Collects every state a stream yields, so a test can wait for and assert an exact sequence.
 ///
@@ -24,19 +23,15 @@ public final class StateRecorder<State: Sendable>: Sendable {
         var isFinished = false
     }
 
-    private final class Box: Sendable {
-        let storage = Mutex(Storage())
-    }
-
-    private let box = Box()
-    private let task: Mutex<Task<Void, Never>?> = Mutex(nil)
+    private let storage = Locked(Storage())
+    private let task: Locked<Task<Void, Never>?> = Locked(nil)
 
     /// Starts recording a stream. The stream's first element, the current state, is recorded too.
     /// - Parameter stream: The states to record, such as `resource.states`.
     public init(_ stream: AsyncStream<State>) {
-        let consumer = Task { [box] in
+        let consumer = Task { [storage] in
             for await state in stream {
-                let ready: [(Waiter, [State])] = box.storage.withLock { storage in
+                let ready: [(Waiter, [State])] = storage.withLock { storage in
                     storage.states.append(state)
                     let states = storage.states
                     let ready = storage.waiters.filter { $0.value.isSatisfied(states) }
@@ -45,7 +40,7 @@ public final class StateRecorder<State: Sendable>: Sendable {
                 }
                 for (waiter, states) in ready { waiter.continuation.resume(returning: .success(states)) }
             }
-            box.storage.withLock { $0.isFinished = true }
+            storage.withLock { $0.isFinished = true }
         }
         task.withLock { $0 = consumer }
     }
@@ -55,7 +50,7 @@ public final class StateRecorder<State: Sendable>: Sendable {
     }
 
     /// The states recorded so far.
-    public var states: [State] { box.storage.withLock { $0.states } }
+    public var states: [State] { storage.withLock { $0.states } }
 
     /// Stops recording; the stream's observer is unregistered.
     public func stop() {
@@ -75,12 +70,12 @@ public final class StateRecorder<State: Sendable>: Sendable {
         for description: String = "a condition",
         until condition: @escaping @Sendable ([State]) -> Bool
     ) async throws(StateRecorderTimeout) -> [State] {
-        let id: UInt64 = box.storage.withLock { storage in
+        let id: UInt64 = storage.withLock { storage in
             storage.nextID &+= 1
             return storage.nextID
         }
         let result = await withCheckedContinuation { continuation in
-            let immediate: [State]? = box.storage.withLock { storage in
+            let immediate: [State]? = storage.withLock { storage in
                 if condition(storage.states) { return storage.states }
                 storage.waiters[id] = Waiter(
                     isSatisfied: condition, continuation: continuation, description: description)
@@ -90,9 +85,9 @@ public final class StateRecorder<State: Sendable>: Sendable {
                 continuation.resume(returning: .success(immediate))
                 return
             }
-            Task { [box] in
+            Task { [storage] in
                 try? await Task.sleep(for: timeout)
-                let expired = box.storage.withLock { storage in
+                let expired = storage.withLock { storage in
                     storage.waiters.removeValue(forKey: id).map { ($0, storage.states) }
                 }
                 if let (waiter, states) = expired {

@@ -1,6 +1,5 @@
 public import Foundation
 public import ResourceKit
-import Synchronization
 
 #if canImport(FoundationNetworking)
     public import FoundationNetworking
@@ -31,7 +30,7 @@ public final class StubTransport: HTTPTransport {
         var arrivalWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Creates a transport with no stubs.
     public init() {}

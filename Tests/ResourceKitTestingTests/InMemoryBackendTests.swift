@@ -1,7 +1,6 @@
 import Foundation
 import ResourceKit
 import ResourceKitTesting
-import Synchronization
 import Testing
 
 struct Note: Codable, Sendable, Equatable, Identifiable, Placeholdable {

@@ -1,7 +1,6 @@
 import Foundation
 import ResourceKit
 import ResourceKitTesting
-import Synchronization
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -142,7 +141,7 @@ import Testing
     }
 
     @Test func dynamicBaseURLSendsToTwoHosts() async throws {
-        let host = Mutex("one.test")
+        let host = Locked("one.test")
         let stub = StubTransport()
         stub.stub(.get, "/api/a", status: 204)
         let session = NetworkSession(
@@ -214,7 +213,7 @@ import Testing
 
 @Suite struct LoggingTests {
     final class Collector: NetworkLogging {
-        let events = Mutex<[NetworkLogEvent]>([])
+        let events = Locked<[NetworkLogEvent]>([])
         var minimumLevel: LogLevel { .debug }
         func log(_ level: LogLevel, _ event: NetworkLogEvent) { events.withLock { $0.append(event) } }
     }

@@ -2,7 +2,6 @@ import Foundation
 import Observation
 import ResourceKit
 import ResourceKitTesting
-import Synchronization
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -209,7 +208,7 @@ import Testing
         let stub = StubTransport()
         stub.stub(.get, "/api/posts/1", json: json(v))
         let resource = Resource<RemotePost>(session: makeSession(stub))
-        let fired = Mutex(0)
+        let fired = Locked(0)
         withObservationTracking {
             _ = resource.state
         } onChange: {

@@ -1,5 +1,4 @@
 import Observation
-import Synchronization
 
 extension ListResource: OperationHost {
     func withStorage<R>(_ body: (inout Storage) -> R) -> R {

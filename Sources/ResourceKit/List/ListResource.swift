@@ -1,5 +1,4 @@
 public import Observation
-import Synchronization
 
 /// A paginated remote list: its items, its pagination, and the operations that change them.
 ///
@@ -21,7 +20,7 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
     /// What selects the list.
     public let request: Remote.ListRequest
 
-    let storage: Mutex<Storage>
+    let storage: Locked<Storage>
     let registrar = ObservationRegistrar()
     /// Made once; see `Resource.stateKeyPath`.
     let stateKeyPath: any KeyPath<ListResource, ListState<Item>> & Sendable = \.listState
@@ -34,7 +33,7 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
     public init(session: NetworkSession, request: Remote.ListRequest, state: ListState<Item> = ListState()) {
         self.session = session
         self.request = request
-        self.storage = Mutex(Storage(state: state))
+        self.storage = Locked(Storage(state: state))
     }
 
     /// Creates a list in a fixed state with no network, for previews.

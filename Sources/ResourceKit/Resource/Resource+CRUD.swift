@@ -1,5 +1,3 @@
-import Synchronization
-
 extension Resource where Remote: Readable {
     /// Reads the value.
     ///

@@ -1,5 +1,4 @@
 public import Observation
-import Synchronization
 
 /// One remote value, its state, and the operations that change it.
 ///
@@ -20,7 +19,7 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
     /// The session that sends this resource's requests.
     public let session: NetworkSession
 
-    let storage: Mutex<Storage>
+    let storage: Locked<Storage>
     private let registrar = ObservationRegistrar()
     /// Made once: forming `\.state` on a generic class instantiates a key path at run time, which cost more
     /// than the rest of a read on an instant transport.
@@ -35,7 +34,7 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
         self.session = session
         let settled: ResourceState<Value> =
             if case .loading(let previous) = state { previous.map { .available($0) } ?? .idle } else { state }
-        self.storage = Mutex(Storage(observed: ObservedValue(state), settled: settled))
+        self.storage = Locked(Storage(observed: ObservedValue(state), settled: settled))
     }
 
     /// Creates a resource in a fixed state with no network, for previews: every operation fails with

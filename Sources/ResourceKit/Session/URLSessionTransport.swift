@@ -1,5 +1,4 @@
 public import Foundation
-import Synchronization
 
 #if canImport(FoundationNetworking)
     public import FoundationNetworking
@@ -78,7 +77,7 @@ private final class TaskHandle: Sendable {
         var task: URLSessionDataTask?
         var isCancelled = false
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func start(_ task: URLSessionDataTask) {
         let cancelled = state.withLock { state in

@@ -1,0 +1,58 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#else
+    import Synchronization
+#endif
+
+/// A value behind a lock, for the package's own shared state.
+///
+/// On Linux it locks a `pthread_mutex_t`, which ThreadSanitizer understands; `Synchronization.Mutex` locks
+/// with raw futex calls there, so TSan reported every access it protects as a race and could not find real
+/// ones. On Apple platforms it wraps `Mutex`, whose `os_unfair_lock` TSan already understands.
+package final class Locked<Value>: @unchecked Sendable {
+    // Safe to share: every access to `value` happens inside `withLock`.
+    #if canImport(Glibc) || canImport(Musl)
+        private var value: Value
+        private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+        /// Creates the lock around an initial value.
+        /// - Parameter value: The initial value.
+        package init(_ value: Value) {
+            self.value = value
+            mutex = .allocate(capacity: 1)
+            mutex.initialize(to: pthread_mutex_t())
+            pthread_mutex_init(mutex, nil)
+        }
+
+        deinit {
+            pthread_mutex_destroy(mutex)
+            mutex.deinitialize(count: 1)
+            mutex.deallocate()
+        }
+
+        /// Runs `body` with exclusive access to the value.
+        /// - Parameter body: Reads or changes the value; it must not call back into this lock.
+        /// - Returns: What `body` returns.
+        package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+            pthread_mutex_lock(mutex)
+            defer { pthread_mutex_unlock(mutex) }
+            return try body(&value)
+        }
+    #else
+        private let mutex: Mutex<Value>
+
+        /// Creates the lock around an initial value.
+        /// - Parameter value: The initial value.
+        package init(_ value: sending Value) { mutex = Mutex(value) }
+
+        /// Runs `body` with exclusive access to the value.
+        /// - Parameter body: Reads or changes the value; it must not call back into this lock.
+        /// - Returns: What `body` returns.
+        package func withLock<Result>(_ body: (inout sending Value) throws -> sending Result) rethrows -> sending Result
+        {
+            try mutex.withLock(body)
+        }
+    #endif
+}
