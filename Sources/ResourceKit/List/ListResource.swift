@@ -85,13 +85,12 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
         let endpoint = try Remote.listEndpoint(for: request)
         let session = session
         let pagination = Remote.pagination
-        let outcome = try await perform(sharingKey: "first", context: .first) {
+        _ = try await perform(sharingKey: "first", context: .first) {
             _ async throws(NetworkError) -> Outcome in
             let fetched = try await session.fetchPage(
                 endpoint, key: pagination.firstPageKey, pagination: pagination, as: Remote.ListResponse.self)
             return .page(fetched)
         }
-        _ = outcome
         return items
     }
 
@@ -123,14 +122,13 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
         let endpoint = try Remote.listEndpoint(for: request)
         let session = session
         let pagination = Remote.pagination
-        let outcome = try await perform(sharingKey: "next", context: .next(key: nil, generation: 0)) {
+        _ = try await perform(sharingKey: "next", context: .next(key: nil, generation: 0)) {
             context async throws(NetworkError) -> Outcome in
             guard case .next(let key?, _) = context else { return .skipped }
             let fetched = try await session.fetchPage(
                 endpoint, key: key, pagination: pagination, as: Remote.ListResponse.self)
             return .page(fetched)
         }
-        _ = outcome
         return items
     }
 
