@@ -2,7 +2,7 @@ import Foundation
 import ResourceKit
 import Testing
 
-@Suite(.enabled(if: PocketBase.isConfigured, PocketBase.skipReason), .serialized)
+@Suite(.enabled(if: PocketBase.isConfigured, PocketBase.skipReason), .serialized, .timeLimit(.minutes(2)))
 struct PocketBaseTests {
     @Test func crudThroughResourceWithAuthentication() async throws {
         let session = try await PocketBase.authenticated()

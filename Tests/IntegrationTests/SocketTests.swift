@@ -3,7 +3,7 @@ import ResourceKit
 import ResourceKitTesting
 import Testing
 
-@Suite struct SocketTests {
+@Suite(.timeLimit(.minutes(1))) struct SocketTests {
     @Test func cancellingAReadInFlightCancelsTheHTTPRequest() async throws {
         let server = try SilentServer()
         defer { server.close() }

@@ -69,7 +69,7 @@ struct PageEnvelopeBody: Encodable {
     var items: [Item]
 }
 
-@Suite struct ListResourceTests {
+@Suite(.timeLimit(.minutes(1))) struct ListResourceTests {
     @Test func concurrentNextPageCallsRequestEachPageOnce() async throws {
         let backend = try backend(with: 25)
         let list = ListResource<RemoteItems>(session: makeSession(backend), request: ())
@@ -274,7 +274,7 @@ struct PageEnvelopeBody: Encodable {
     }
 }
 
-@Suite struct PageSequenceTests {
+@Suite(.timeLimit(.minutes(1))) struct PageSequenceTests {
     @Test func sequenceOverTenThousandItemsMakesOneHundredRequests() async throws {
         let backend = InMemoryBackend(basePath: "/api")
         try backend.seed(items(0..<10_000), into: "items")
@@ -305,7 +305,7 @@ struct PageEnvelopeBody: Encodable {
     }
 }
 
-@Suite struct LinkHeaderTests {
+@Suite(.timeLimit(.minutes(1))) struct LinkHeaderTests {
     let base = URL(string: "https://a/items?page=1")
 
     @Test(arguments: [

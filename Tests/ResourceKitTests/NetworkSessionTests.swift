@@ -7,7 +7,7 @@ import Testing
     import FoundationNetworking
 #endif
 
-@Suite struct NetworkSessionTests {
+@Suite(.timeLimit(.minutes(1))) struct NetworkSessionTests {
     @Test(arguments: ["http://h/api", "http://h/api/"], ["posts", "/posts"])
     func baseURLAndPathJoinWithOneSlash(base: String, path: String) async throws {
         let session = NetworkSession(baseURL: base, transport: StubTransport())
@@ -211,7 +211,7 @@ import Testing
     }
 }
 
-@Suite struct LoggingTests {
+@Suite(.timeLimit(.minutes(1))) struct LoggingTests {
     final class Collector: NetworkLogging {
         let events = Locked<[NetworkLogEvent]>([])
         var minimumLevel: LogLevel { .debug }

@@ -8,7 +8,7 @@ import Testing
     import FoundationNetworking
 #endif
 
-@Suite struct ResourceTests {
+@Suite(.timeLimit(.minutes(1))) struct ResourceTests {
     let v = Post(id: "1", title: "v")
     let w = Post(id: "1", title: "w")
 

@@ -98,11 +98,18 @@ public struct PageNumberPagination: PaginationStrategy {
 
     /// The next page number, or `nil` at the end.
     public func nextPageKey(after key: Int, context: PageContext) -> Int? {
+        // Overflow anywhere means no sensible next page: end the list instead of trapping.
         guard context.itemCount > 0 else { return nil }
-        let loaded = key - firstPage + 1
-        if let totalPages = context.totalPages { return loaded < totalPages ? key + 1 : nil }
-        if let totalItems = context.totalItems { return loaded * pageSize < totalItems ? key + 1 : nil }
-        return context.itemCount < pageSize ? nil : key + 1
+        let (next, nextOverflow) = key.addingReportingOverflow(1)
+        let (offset, offsetOverflow) = key.subtractingReportingOverflow(firstPage)
+        let (loaded, loadedOverflow) = offset.addingReportingOverflow(1)
+        guard !nextOverflow, !offsetOverflow, !loadedOverflow else { return nil }
+        if let totalPages = context.totalPages { return loaded < totalPages ? next : nil }
+        if let totalItems = context.totalItems {
+            let (seen, seenOverflow) = loaded.multipliedReportingOverflow(by: pageSize)
+            return !seenOverflow && seen < totalItems ? next : nil
+        }
+        return context.itemCount < pageSize ? nil : next
     }
 }
 
@@ -140,7 +147,8 @@ public struct OffsetPagination: PaginationStrategy {
     /// The next offset, or `nil` at the end.
     public func nextPageKey(after key: Int, context: PageContext) -> Int? {
         guard context.itemCount > 0 else { return nil }
-        let next = key + context.itemCount
+        let (next, overflow) = key.addingReportingOverflow(context.itemCount)
+        guard !overflow else { return nil }
         if let totalItems = context.totalItems { return next < totalItems ? next : nil }
         return context.itemCount < limit ? nil : next
     }
