@@ -100,7 +100,9 @@ extension InMemoryBackend {
             let limit = min(1000, max(1, Int(query["limit"] ?? "") ?? 30))
             let ids = collection.order.dropFirst(offset).prefix(limit)
             var headers: HTTPHeaders = ["X-Total-Count": String(total)]
-            if offset + limit < total, let url, var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+            // offset < total first, so offset + limit cannot overflow.
+            if offset < total, offset + limit < total, let url,
+                var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
             {
                 var items = (components.queryItems ?? []).filter { $0.name != "offset" && $0.name != "limit" }
                 items += [
@@ -117,7 +119,8 @@ extension InMemoryBackend {
         }
         let page = max(1, Int(query["page"] ?? "") ?? 1)
         let perPage = min(1000, max(1, Int(query["perPage"] ?? "") ?? 30))
-        let ids = collection.order.dropFirst((page - 1) * perPage).prefix(perPage)
+        let (skipped, overflow) = (page - 1).multipliedReportingOverflow(by: perPage)
+        let ids = collection.order.dropFirst(overflow ? total : skipped).prefix(perPage)
         let skipTotal = query["skipTotal"] == "1" || query["skipTotal"] == "true"
         let envelope: JSONValue = .object([
             "page": .int(page),

@@ -53,7 +53,7 @@ struct PocketBaseNote: Readable {
     static func readEndpoint(for id: String) -> Endpoint { Endpoint(.get, "notes/records").appending(id: id) }
 }
 
-@Suite struct InMemoryBackendTests {
+@Suite(.timeLimit(.minutes(1))) struct InMemoryBackendTests {
     @Test func fullCRUDRoundTrip() async throws {
         let backend = InMemoryBackend(basePath: "/api")
         backend.addCollection("notes", requiredFields: ["title"])
@@ -180,6 +180,18 @@ struct PocketBaseNote: Readable {
         #expect(note.title == "one")
     }
 
+    @Test(arguments: [
+        ["page": String(Int.max), "perPage": "1000"], ["page": "-5"], ["perPage": "0"], ["page": "x", "perPage": "y"],
+        ["offset": String(Int.max), "limit": "1000"], ["offset": "-1", "limit": String(Int.min)],
+    ])
+    func absurdPagingParametersAnswerAPage(query: [String: String]) async throws {
+        let backend = InMemoryBackend(basePath: "/api")
+        try backend.seed(Note.placeholders(count: 5), into: "notes")
+        let session = NetworkSession(baseURL: "http://backend.test/api", transport: backend)
+        let response = try await session.response(for: Endpoint(.get, "notes", query: query))
+        #expect(response.statusCode == 200)
+    }
+
     @Test func requestLogRecordsWhatArrived() async throws {
         let backend = InMemoryBackend()
         let session = NetworkSession(baseURL: "http://backend.test", transport: backend)
@@ -194,7 +206,7 @@ struct PocketBaseNote: Readable {
     }
 }
 
-@Suite struct StateRecorderTests {
+@Suite(.timeLimit(.minutes(1))) struct StateRecorderTests {
     @Test func timeoutListsTheStatesSeen() async throws {
         let resource = Resource<RemoteNote>(state: .available(Note(id: "1", title: "one")))
         let recorder = resource.recordStates()
