@@ -1,16 +1,4 @@
-import Observation
-
-extension ListResource: OperationHost {
-    func withStorage<R>(_ body: (inout Storage) -> R) -> R {
-        let (result, changed) = storage.withLock { storage in
-            let version = storage.observed.version
-            let result = body(&storage)
-            return (result, storage.observed.version != version)
-        }
-        if changed { registrar.withMutation(of: self, keyPath: stateKeyPath) {} }
-        return result
-    }
-
+extension ListResource: ObservableHost, OperationHost {
     static func begin(_ entry: inout Entry, in storage: inout Storage) -> Bool {
         var state = storage.observed.value
         switch entry.context {

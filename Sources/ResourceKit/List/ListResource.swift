@@ -22,7 +22,6 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
 
     let storage: Locked<Storage>
     let registrar = ObservationRegistrar()
-    /// Made once; see `Resource.stateKeyPath`.
     let stateKeyPath: any KeyPath<ListResource, ListState<Item>> & Sendable = \.listState
 
     /// Creates a list.
@@ -45,8 +44,7 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
     }
 
     deinit {
-        let observers = storage.withLock { $0.observed.removeAll() }
-        for observer in observers { observer.finish() }
+        finishObservers()
     }
 
     /// The items' state.
@@ -60,22 +58,14 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
 
     /// Items and pagination together, read at one instant.
     public var listState: ListState<Item> {
-        registrar.access(self, keyPath: stateKeyPath)
-        return storage.withLock { $0.observed.value }
+        observedState
     }
 
     /// A new stream of list states: first the current one, then every change in order.
-    public var states: AsyncStream<ListState<Item>> {
-        let (stream, continuation) = AsyncStream.makeStream(of: ListState<Item>.self)
-        let id = storage.withLock { $0.observed.add(continuation) }
-        continuation.onTermination = { [weak self] _ in
-            self?.storage.withLock { $0.observed.remove(id) }
-        }
-        return stream
-    }
+    public var states: AsyncStream<ListState<Item>> { makeStateStream() }
 
     /// How many `states` streams are registered.
-    public var observerCount: Int { storage.withLock { $0.observed.observerCount } }
+    public var observerCount: Int { registeredObserverCount }
 
     /// Loads the first page and replaces the list with it when it arrives.
     /// - Returns: The items.
@@ -161,7 +151,7 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
         case mutation
     }
 
-    struct Storage: OperationStorage {
+    struct Storage: OperationStorage, ObservedStorage {
         var observed: ObservedValue<ListState<Item>>
         /// The last content that is not `.loading`: restored when a first-page load is cancelled.
         var settled: ResourceState<[Item]>

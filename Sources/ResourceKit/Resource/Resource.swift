@@ -20,10 +20,8 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
     public let session: NetworkSession
 
     let storage: Locked<Storage>
-    private let registrar = ObservationRegistrar()
-    /// Made once: forming `\.state` on a generic class instantiates a key path at run time, which cost more
-    /// than the rest of a read on an instant transport.
-    private let stateKeyPath: any KeyPath<Resource, ResourceState<Value>> & Sendable = \.state
+    let registrar = ObservationRegistrar()
+    let stateKeyPath: any KeyPath<Resource, ResourceState<Value>> & Sendable = \.state
 
     /// Creates a resource.
     /// - Parameters:
@@ -45,14 +43,12 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
     }
 
     deinit {
-        let observers = storage.withLock { $0.observed.removeAll() }
-        for observer in observers { observer.finish() }
+        finishObservers()
     }
 
     /// The current state.
     public var state: ResourceState<Value> {
-        registrar.access(self, keyPath: stateKeyPath)
-        return storage.withLock { $0.observed.value }
+        observedState
     }
 
     /// The latest known value; shorthand for `state.value`.
@@ -62,19 +58,10 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
     ///
     /// Each access returns an independent stream, so any number of observers can watch. Cancelling the task
     /// that iterates a stream unregisters it; streams finish when the resource is deallocated.
-    public var states: AsyncStream<ResourceState<Value>> {
-        let (stream, continuation) = AsyncStream.makeStream(of: ResourceState<Value>.self)
-        let id = storage.withLock { $0.observed.add(continuation) }
-        continuation.onTermination = { [weak self] _ in
-            self?.storage.withLock { $0.observed.remove(id) }
-        }
-        return stream
-    }
+    public var states: AsyncStream<ResourceState<Value>> { makeStateStream() }
 
     /// How many `states` streams are registered.
-    public var observerCount: Int {
-        storage.withLock { $0.observed.observerCount }
-    }
+    public var observerCount: Int { registeredObserverCount }
 
     /// How many callers are waiting for operations in flight, shared reads counted once per caller.
     public var waitingCallerCount: Int {
@@ -87,7 +74,7 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
         case removed
     }
 
-    struct Storage: OperationStorage {
+    struct Storage: OperationStorage, ObservedStorage {
         var observed: ObservedValue<ResourceState<Value>>
         /// The last state that is not `.loading`: restored when an operation is cancelled.
         var settled: ResourceState<Value>
@@ -102,17 +89,7 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
     }
 }
 
-extension Resource: OperationHost {
-    func withStorage<R>(_ body: (inout Storage) -> R) -> R {
-        let (result, changed) = storage.withLock { storage in
-            let version = storage.observed.version
-            let result = body(&storage)
-            return (result, storage.observed.version != version)
-        }
-        if changed { registrar.withMutation(of: self, keyPath: stateKeyPath) {} }
-        return result
-    }
-
+extension Resource: ObservableHost, OperationHost {
     static func begin(_ entry: inout Entry, in storage: inout Storage) -> Bool {
         entry.generation = storage.operations.nextGeneration()
         if !storage.observed.value.isLoading {
