@@ -1,4 +1,5 @@
 import Foundation
+import Observation
 import ResourceKit
 import ResourceKitTesting
 import Testing
@@ -249,6 +250,29 @@ struct PageEnvelopeBody: Encodable {
         #expect(backend.records(in: "items").count == 2)
         await #expect(throws: NetworkError.self) { try await list.delete(Item(id: "nope", n: 0)) }
         #expect(list.items.map(\.id) == ["i001", "i002"])
+    }
+
+    @Test func listStateIsObservableAndStreamed() async throws {
+        let backend = try backend(with: 15)
+        let list = ListResource<RemoteItems>(session: makeSession(backend), request: ())
+        let fired = Locked(0)
+        withObservationTracking {
+            _ = list.listState
+        } onChange: {
+            fired.withLock { $0 += 1 }
+        }
+        let recorder = list.recordStates()
+        try await list.loadAll()
+        #expect(fired.withLock { $0 } == 1)
+        let states = try await recorder.waitForCount(5)
+        #expect(
+            states.map(\.content) == [
+                .idle, .loading(previous: nil), .available(items(0..<10)), .available(items(0..<10)),
+                .available(items(0..<15)),
+            ])
+        #expect(states.map(\.pagination.isLoadingNextPage) == [false, false, false, true, false])
+        #expect(states.map(\.pagination.pagesLoaded) == [0, 0, 1, 1, 2])
+        #expect(list.observerCount == 1)
     }
 
     @Test func cursorPaginationFollowsTheBodyToken() async throws {

@@ -204,6 +204,20 @@ import Testing
         #expect(String(decoding: request.httpBody ?? Data(), as: UTF8.self) == "user=a%20b&pw=x%26y%3D%2B")
     }
 
+    @Test func stubsAnswerByMethodAndPathAndRecordRequests() async throws {
+        let stub = StubTransport()
+        stub.stub(.get, "/api/a", json: #"{"id":"1","title":"a","body":""}"#)
+        stub.stub(.post, "/api/a", error: .timeout)
+        let session = makeSession(stub)
+        let post: Post = try await session.send(Endpoint(.get, "a", query: ["q": "1"]))
+        #expect(post.id == "1")
+        await #expect(throws: NetworkError.timeout) { try await session.send(Endpoint(.post, "a")) }
+        #expect(
+            stub.requests.map { "\($0.httpMethod ?? "") \($0.url?.absoluteString ?? "")" } == [
+                "GET http://test.local/api/a?q=1", "POST http://test.local/api/a",
+            ])
+    }
+
     @Test func unstubbedRequestNamesTheRequest() async throws {
         let session = makeSession(StubTransport())
         let error = await #expect(throws: NetworkError.self) { try await session.send(Endpoint(.get, "missing")) }

@@ -242,6 +242,11 @@ import Testing
         }
         let fixed = Resource<RemotePost>(session: makeSession(backend), state: .available(v))
         #expect(try await fixed.read() == v)
+        var edited = v
+        edited.title = "edited"
+        let editing = Resource<RemotePost>(session: makeSession(backend), state: .available(edited))
+        #expect(try await editing.update() == edited)
+        #expect(try await fixed.read() == edited)
         #expect(try await fixed.delete() == nil)
         #expect(fixed.state == .idle)
         #expect(backend.records(in: "posts").isEmpty)
