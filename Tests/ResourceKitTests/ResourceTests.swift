@@ -204,6 +204,25 @@ import Testing
         #expect(seen >= 1)
     }
 
+    @Test func resourceIsReleasedAfterItsOperations() async throws {
+        let backend = InMemoryBackend(basePath: "/api")
+        try backend.seed([v], into: "posts")
+        weak var released: Resource<RemotePost>?
+        var stream: AsyncStream<ResourceState<Post>>?
+        do {
+            let resource = Resource<RemotePost>(session: makeSession(backend))
+            try await resource.read("1")
+            try await resource.update(w)
+            try await resource.delete(w)
+            stream = resource.states
+            released = resource
+        }
+        try await waitUntil("the resource is released") { released == nil }
+        var seen: [ResourceState<Post>] = []
+        for await state in try #require(stream) { seen.append(state) }
+        #expect(seen == [.idle])
+    }
+
     @Test func observationTrackingFiresOnChange() async throws {
         let stub = StubTransport()
         stub.stub(.get, "/api/posts/1", json: json(v))
