@@ -55,22 +55,24 @@ public final class StubTransport: HTTPTransport {
     ///   - headers: The response headers.
     ///   - body: The body.
     ///   - delay: How long to wait before answering; the wait ends early, with `.cancelled`, on cancellation.
+    ///   - latch: Holds the response until the test opens the latch, so the test decides when it arrives;
+    ///     cancellation ends the wait with `.cancelled`.
     public func stub(
         _ method: HTTPMethod,
         _ path: String,
         status: Int = 200,
         headers: HTTPHeaders = HTTPHeaders(),
         body: Data = Data(),
-        delay: Duration? = nil
+        delay: Duration? = nil,
+        heldBy latch: AsyncLatch? = nil
     ) {
         stub(method, path) { [weak self] request async throws(NetworkError) -> HTTPResponse in
-            if let delay {
-                do {
-                    try await Task.sleep(for: delay)
-                } catch {
-                    self?.recordCancellation()
-                    throw .cancelled
-                }
+            do {
+                if let delay { try await Task.sleep(for: delay) }
+                try await latch?.wait()
+            } catch {
+                self?.recordCancellation()
+                throw .cancelled
             }
             return HTTPResponse(statusCode: status, headers: headers, body: body, url: request.url)
         }
@@ -84,17 +86,19 @@ public final class StubTransport: HTTPTransport {
     ///   - json: The body, as JSON text.
     ///   - headers: More response headers.
     ///   - delay: How long to wait before answering.
+    ///   - latch: Holds the response until the test opens the latch.
     public func stub(
         _ method: HTTPMethod,
         _ path: String,
         status: Int = 200,
         json: String,
         headers: HTTPHeaders = HTTPHeaders(),
-        delay: Duration? = nil
+        delay: Duration? = nil,
+        heldBy latch: AsyncLatch? = nil
     ) {
         var headers = headers
         headers["Content-Type"] = "application/json"
-        stub(method, path, status: status, headers: headers, body: Data(json.utf8), delay: delay)
+        stub(method, path, status: status, headers: headers, body: Data(json.utf8), delay: delay, heldBy: latch)
     }
 
     /// Fails `method path` with an error.

@@ -38,10 +38,7 @@ import Testing
         let stub = StubTransport()
         let latch = AsyncLatch()
         let post = v
-        stub.stub(.get, "/api/posts/1") { request async throws(NetworkError) -> HTTPResponse in
-            try await latch.wait()
-            return HTTPResponse(statusCode: 200, body: Data(json(post).utf8), url: request.url)
-        }
+        stub.stub(.get, "/api/posts/1", json: json(post), heldBy: latch)
         let resource = Resource<RemotePost>(session: makeSession(stub))
         let values = try await withThrowingTaskGroup(of: Post.self) { group in
             for _ in 0..<100 { group.addTask { try await resource.read("1") } }
@@ -63,14 +60,8 @@ import Testing
         let second = AsyncLatch()
         let one = Post(id: "1", title: "one")
         let two = Post(id: "2", title: "two")
-        stub.stub(.get, "/api/posts/1") { request async throws(NetworkError) -> HTTPResponse in
-            try await first.wait()
-            return HTTPResponse(statusCode: 200, body: Data(json(one).utf8))
-        }
-        stub.stub(.get, "/api/posts/2") { request async throws(NetworkError) -> HTTPResponse in
-            try await second.wait()
-            return HTTPResponse(statusCode: 200, body: Data(json(two).utf8))
-        }
+        stub.stub(.get, "/api/posts/1", json: json(one), heldBy: first)
+        stub.stub(.get, "/api/posts/2", json: json(two), heldBy: second)
         let resource = Resource<RemotePost>(session: makeSession(stub))
         let recorder = resource.recordStates()
         let readOne = Task { try await resource.read("1") }
@@ -116,10 +107,7 @@ import Testing
         let stub = StubTransport()
         let latch = AsyncLatch()
         let post = v
-        stub.stub(.get, "/api/posts/1") { _ async throws(NetworkError) -> HTTPResponse in
-            try await latch.wait()
-            return HTTPResponse(statusCode: 200, body: Data(json(post).utf8))
-        }
+        stub.stub(.get, "/api/posts/1", json: json(post), heldBy: latch)
         let resource = Resource<RemotePost>(session: makeSession(stub))
         let cancelled = Task { try await resource.read("1") }
         let kept = Task { try await resource.read("1") }
@@ -151,10 +139,7 @@ import Testing
         let stub = StubTransport()
         let latch = AsyncLatch()
         let post = v
-        stub.stub(.patch, "/api/posts/1") { _ async throws(NetworkError) -> HTTPResponse in
-            try await latch.wait()
-            return HTTPResponse(statusCode: 200, body: Data(json(post).utf8))
-        }
+        stub.stub(.patch, "/api/posts/1", json: json(post), heldBy: latch)
         stub.stub(.delete, "/api/posts/1", status: 204)
         let resource = Resource<RemotePost>(session: makeSession(stub), state: .available(v))
         let recorder = resource.recordStates()
