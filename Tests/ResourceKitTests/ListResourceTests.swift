@@ -197,8 +197,9 @@ struct PageEnvelopeBody: Encodable {
         isRefreshed.open()
         try await list.refresh()
         #expect(list.items == fresh)
+        // The page's caller is told its page was dropped, at once: the refresh cancelled its request.
+        await #expect(throws: NetworkError.superseded) { try await pageFour.value }
         latch.open()
-        _ = try await pageFour.value
         #expect(list.items == fresh)
         #expect(list.pagination.pagesLoaded == 1)
         #expect(list.pagination.isLoadingNextPage == false)

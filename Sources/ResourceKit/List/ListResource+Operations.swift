@@ -1,142 +1,93 @@
-extension ListResource: ObservableHost, OperationHost {
-    static func begin(_ entry: inout Entry, in storage: inout Storage) -> Bool {
-        var state = storage.observed.value
-        switch entry.context {
-        case .first:
-            entry.generation = storage.operations.nextGeneration()
-            // The list is about to be replaced: a next page in flight now belongs to the old list.
-            storage.listGeneration &+= 1
-            storage.operations.shared.removeValue(forKey: "next")
-            state.pagination.isLoadingNextPage = false
-            if !state.content.isLoading { state.content = .loading(previous: storage.settled.value) }
-        case .next:
-            guard state.pagination.hasMore, let key = storage.nextKey else {
-                entry.context = .next(key: nil, generation: storage.listGeneration)
-                return true
-            }
-            entry.context = .next(key: key, generation: storage.listGeneration)
-            storage.nextPageErrorBeforeLoad = state.pagination.nextPageError
-            state.pagination.isLoadingNextPage = true
-            state.pagination.nextPageError = nil
-            if case .failure(_, let previous) = state.content { state.content = .available(previous ?? []) }
-        case .mutation:
-            return true
-        }
-        storage.observed.set(state)
-        return true
+extension ListResource {
+    typealias Machine = ListMachine<Item, Remote.Pagination.PageKey>
+    typealias Outcome = Machine.Outcome
+
+    /// Loads the first page and replaces the list with it when it arrives.
+    ///
+    /// A call joins a first-page load already in flight, unless a create, update or delete completed since that
+    /// load was sent: then it sends its own, so the answer includes the change.
+    /// - Returns: The items.
+    /// - Throws: ``NetworkError``; the list keeps its items and shows the failure.
+    @discardableResult
+    public func loadFirstPage() async throws(NetworkError) -> [Item] {
+        let work = try pageWork()
+        let key = Remote.pagination.firstPageKey
+        _ = try await perform { machine, call, waiter in machine.askFirstPage(call, waiter, key: key, work: work) }
+            .get()
+        return items
     }
 
-    static func join(_ entry: inout Entry, in storage: inout Storage) {}
-
-    static func finish(_ entry: Entry, with result: Result<Outcome, NetworkError>, in storage: inout Storage) {
-        switch entry.context {
-        case .first:
-            guard entry.generation == storage.operations.generation else { return }
-            finishFirstPage(result, in: &storage)
-        case .next(_, let generation):
-            guard generation == storage.listGeneration else { return }
-            finishNextPage(result, in: &storage)
-        case .mutation:
-            guard case .success(let outcome) = result else { return }
-            applyMutation(outcome, in: &storage)
-        }
+    /// Reloads the first page; the same as ``loadFirstPage()``.
+    /// - Returns: The items.
+    /// - Throws: ``NetworkError``.
+    @discardableResult
+    public func refresh() async throws(NetworkError) -> [Item] {
+        try await loadFirstPage()
     }
 
-    private static func finishFirstPage(_ result: Result<Outcome, NetworkError>, in storage: inout Storage) {
-        var state = storage.observed.value
-        switch result {
-        case .success(.page(let page)):
-            storage.listGeneration &+= 1
-            storage.index = [:]
-            var items: [Item] = []
-            items.reserveCapacity(page.items.count)
-            merge(page.items, into: &items, index: &storage.index)
-            storage.nextKey = page.nextKey
-            state.pagination = PaginationStatus(
-                hasMore: page.nextKey != nil, pagesLoaded: 1, totalCount: page.context.totalItems)
-            state.content = .available(items)
-        case .success:
-            return
-        case .failure(.cancelled):
-            state.content = storage.settled
-        case .failure(let error):
-            state.content = .failure(error, previous: storage.settled.value)
-        }
-        storage.settled = state.content
-        storage.observed.set(state)
+    /// Loads the next page and appends it; loads the first page if none is loaded, or joins the first-page
+    /// load in flight that is about to replace the list.
+    ///
+    /// At the end of the list this returns the items without a request.
+    /// - Returns: The items.
+    /// - Throws: ``NetworkError``; the loaded items stay and a later call retries the same page.
+    ///   ``NetworkError/superseded`` when a refresh replaced the list before this page arrived.
+    ///   ``NetworkError/invalidResponse(_:)`` when the server's next page is one already loaded (a cycle);
+    ///   the list then ends.
+    @discardableResult
+    public func loadNextPage() async throws(NetworkError) -> [Item] {
+        let work = try pageWork()
+        let key = Remote.pagination.firstPageKey
+        _ = try await perform { machine, call, waiter in
+            machine.askNextPage(call, waiter, firstPageKey: key, work: work)
+        }.get()
+        return items
     }
 
-    private static func finishNextPage(_ result: Result<Outcome, NetworkError>, in storage: inout Storage) {
-        // Appending must not copy every loaded item: drop the other references to the items first, so the
-        // array is uniquely held and grows in place. Without this, N pages cost O(N²).
-        let cancelled: ResourceState<[Item]>?
-        if case .failure(.cancelled) = result { cancelled = storage.settled } else { cancelled = nil }
-        storage.settled = .idle
-        let errorBeforeLoad = storage.nextPageErrorBeforeLoad
-        var index = storage.index
-        storage.index = [:]
-        storage.observed.modify { state in
-            state.pagination.isLoadingNextPage = false
-            switch result {
-            case .success(.page(let page)):
-                var items = state.content.value ?? []
-                state.content = .idle
-                merge(page.items, into: &items, index: &index)
-                state.pagination.pagesLoaded += 1
-                state.pagination.hasMore = page.nextKey != nil
-                state.pagination.totalCount = page.context.totalItems ?? state.pagination.totalCount
-                state.content = .available(items)
-            case .success:
-                break
-            case .failure(.cancelled):
-                if let cancelled { state.content = cancelled }
-                state.pagination.nextPageError = errorBeforeLoad
-            case .failure(let error):
-                state.pagination.nextPageError = error
-                state.content = .failure(error, previous: state.content.value ?? [])
+    /// Loads pages while the list has more and fewer than `maxPages` are loaded.
+    /// - Parameter maxPages: The most pages the list may hold afterwards; at least 1.
+    /// - Returns: The items.
+    /// - Throws: ``NetworkError/invalidRequest(_:)`` when `maxPages` is below 1, or a page's error.
+    @discardableResult
+    public func loadAll(maxPages: Int = .max) async throws(NetworkError) -> [Item] {
+        guard maxPages >= 1 else { throw .invalidRequest("loadAll(maxPages:) needs at least 1 page, not \(maxPages)") }
+        var status = pagination
+        while status.pagesLoaded == 0 || (status.hasMore && status.pagesLoaded < maxPages) {
+            try await loadNextPage()
+            status = pagination
+        }
+        return items
+    }
+
+    private func pageWork() throws(NetworkError) -> OperationWork<Outcome, Machine.Context> {
+        let endpoint = try Remote.listEndpoint(for: request)
+        let session = session
+        let pagination = Remote.pagination
+        return { context in
+            guard case .page(let key) = context else { return .success(.unchanged) }
+            do throws(NetworkError) {
+                return .success(
+                    .page(
+                        try await session.fetchPage(
+                            endpoint, key: key, pagination: pagination, as: Remote.ListResponse.self)))
+            } catch {
+                return .failure(error)
             }
         }
-        if case .success(.page(let page)) = result { storage.nextKey = page.nextKey }
-        storage.index = index
-        storage.settled = storage.observed.value.content
     }
 
-    private static func applyMutation(_ outcome: Outcome, in storage: inout Storage) {
-        var state = storage.observed.value
-        var items = storage.currentItems
-        switch outcome {
-        case .inserted(let item):
-            merge([item], into: &items, index: &storage.index)
-        case .replaced(let item):
-            guard let position = storage.index[item.id] else { return }
-            items[position] = item
-        case .removed(let id):
-            guard let position = storage.index[id] else { return }
-            items.remove(at: position)
-            state.content = .available(items)
-            storage.settled = state.content
-            storage.observed.set(state)
-            storage.rebuildIndex()
-            return
-        case .page, .skipped:
-            return
-        }
-        state.content = .available(items)
-        storage.settled = state.content
-        storage.observed.set(state)
-    }
-
-    /// Appends items not yet in the list; an item already there is replaced in place, so an item that moved
-    /// between pages appears once.
-    private static func merge(_ newItems: [Item], into items: inout [Item], index: inout [Item.ID: Int]) {
-        for item in newItems {
-            if let position = index[item.id] {
-                items[position] = item
-            } else {
-                index[item.id] = items.count
-                items.append(item)
+    /// Runs a create, update or delete after every mutation asked before it.
+    fileprivate func mutate(
+        _ send: @escaping @Sendable () async throws(NetworkError) -> Outcome
+    ) async throws(NetworkError) -> Outcome {
+        let work: OperationWork<Outcome, Machine.Context> = { _ in
+            do throws(NetworkError) {
+                return .success(try await send())
+            } catch {
+                return .failure(error)
             }
         }
+        return try await perform { machine, call, waiter in machine.askMutation(call, waiter, work: work) }.get()
     }
 }
 
@@ -149,7 +100,7 @@ extension ListResource where Remote: Creatable, Remote.Value == Remote.Item {
     public func create(_ request: Remote.CreateRequest) async throws(NetworkError) -> Item {
         let endpoint = try Remote.createEndpoint(for: request)
         let session = session
-        let outcome = try await perform(serial: true, context: .mutation) { _ async throws(NetworkError) -> Outcome in
+        let outcome = try await mutate { () async throws(NetworkError) -> Outcome in
             .inserted(try Remote.value(fromCreate: try await session.send(endpoint, as: Remote.CreateResponse.self)))
         }
         guard case .inserted(let item) = outcome else { throw .invalidRequest("create returned no item") }
@@ -166,7 +117,7 @@ extension ListResource where Remote: Updatable, Remote.Value == Remote.Item {
     public func update(_ request: Remote.UpdateRequest) async throws(NetworkError) -> Item {
         let endpoint = try Remote.updateEndpoint(for: request)
         let session = session
-        let outcome = try await perform(serial: true, context: .mutation) { _ async throws(NetworkError) -> Outcome in
+        let outcome = try await mutate { () async throws(NetworkError) -> Outcome in
             .replaced(try Remote.value(fromUpdate: try await session.send(endpoint, as: Remote.UpdateResponse.self)))
         }
         guard case .replaced(let item) = outcome else { throw .invalidRequest("update returned no item") }
@@ -186,7 +137,7 @@ extension ListResource where Remote: Deletable, Remote.Value == Remote.Item {
         let endpoint = try Remote.deleteEndpoint(for: request)
         let session = session
         let id = item.id
-        _ = try await perform(serial: true, context: .mutation) { _ async throws(NetworkError) -> Outcome in
+        _ = try await mutate { () async throws(NetworkError) -> Outcome in
             let response = try await session.send(endpoint, as: Remote.DeleteResponse.self)
             return try Remote.value(fromDelete: response).map { .replaced($0) } ?? .removed(id)
         }

@@ -11,22 +11,18 @@ extension Resource where Remote: Readable {
     @discardableResult
     public func read(_ request: Remote.ReadRequest, policy: ReadPolicy = .always) async throws(NetworkError) -> Value {
         let endpoint = try Remote.readEndpoint(for: request)
-        let key = endpoint.sharingKey.map { "read " + $0 }
-        if policy == .skipIfLoaded, let key {
-            let loaded: Value? = storage.withLock { storage in
-                guard storage.loadedReadKey == key, case .available(let value) = storage.observed.value else {
-                    return nil
-                }
-                return value
-            }
-            if let loaded { return loaded }
-        }
         let session = session
-        let outcome = try await perform(sharingKey: key, context: ()) { _ async throws(NetworkError) -> Outcome in
-            let response = try await session.send(endpoint, as: Remote.ReadResponse.self)
-            return .value(try Remote.value(fromRead: response))
+        let outcome = await perform { machine, call, waiter in
+            machine.askRead(call, waiter, key: endpoint.requestKey, policy: policy) { _ in
+                do throws(NetworkError) {
+                    let response = try await session.send(endpoint, as: Remote.ReadResponse.self)
+                    return .success(.value(try Remote.value(fromRead: response)))
+                } catch {
+                    return .failure(error)
+                }
+            }
         }
-        return try Self.value(of: outcome)
+        return try Self.value(of: outcome.get())
     }
 
     /// Reads the value with the request derived from the current value (`Void` requests need none).
@@ -51,7 +47,7 @@ extension Resource where Remote: Creatable {
     public func create(_ request: Remote.CreateRequest) async throws(NetworkError) -> Value {
         let endpoint = try Remote.createEndpoint(for: request)
         let session = session
-        let outcome = try await perform(serial: true, context: ()) { _ async throws(NetworkError) -> Outcome in
+        let outcome = try await mutate { () async throws(NetworkError) -> Outcome in
             let response = try await session.send(endpoint, as: Remote.CreateResponse.self)
             return .value(try Remote.value(fromCreate: response))
         }
@@ -79,7 +75,7 @@ extension Resource where Remote: Updatable {
     public func update(_ request: Remote.UpdateRequest) async throws(NetworkError) -> Value {
         let endpoint = try Remote.updateEndpoint(for: request)
         let session = session
-        let outcome = try await perform(serial: true, context: ()) { _ async throws(NetworkError) -> Outcome in
+        let outcome = try await mutate { () async throws(NetworkError) -> Outcome in
             let response = try await session.send(endpoint, as: Remote.UpdateResponse.self)
             return .value(try Remote.value(fromUpdate: response))
         }
@@ -110,7 +106,7 @@ extension Resource where Remote: Deletable {
     public func delete(_ request: Remote.DeleteRequest) async throws(NetworkError) -> Value? {
         let endpoint = try Remote.deleteEndpoint(for: request)
         let session = session
-        let outcome = try await perform(serial: true, context: ()) { _ async throws(NetworkError) -> Outcome in
+        let outcome = try await mutate { () async throws(NetworkError) -> Outcome in
             let response = try await session.send(endpoint, as: Remote.DeleteResponse.self)
             return try Remote.value(fromDelete: response).map { .value($0) } ?? .removed
         }
@@ -131,6 +127,24 @@ extension Resource where Remote: Deletable {
 }
 
 extension Resource {
+    typealias Outcome = ResourceOutcome<Value>
+
+    /// Runs a create, update or delete after every mutation asked before it.
+    fileprivate func mutate(
+        _ send: @escaping @Sendable () async throws(NetworkError) -> Outcome
+    ) async throws(NetworkError) -> Outcome {
+        let result = await perform { machine, call, waiter in
+            machine.askMutation(call, waiter) { _ in
+                do throws(NetworkError) {
+                    return .success(try await send())
+                } catch {
+                    return .failure(error)
+                }
+            }
+        }
+        return try result.get()
+    }
+
     fileprivate static func value(of outcome: Outcome) throws(NetworkError) -> Value {
         guard case .value(let value) = outcome else {
             throw .invalidRequest("\(Remote.self): the operation returned no value")

@@ -19,7 +19,7 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
     /// The session that sends this resource's requests.
     public let session: NetworkSession
 
-    let storage: Locked<Storage>
+    let storage: Locked<HostStorage<ResourceMachine<Value>>>
     let registrar = ObservationRegistrar()
     let stateKeyPath: any KeyPath<Resource, ResourceState<Value>> & Sendable = \.state
 
@@ -30,9 +30,7 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
     ///     from `.available(value)` or `.failure(…)` with no network.
     public init(session: NetworkSession, state: ResourceState<Value> = .idle) {
         self.session = session
-        let settled: ResourceState<Value> =
-            if case .loading(let previous) = state { previous.map { .available($0) } ?? .idle } else { state }
-        self.storage = Locked(Storage(observed: ObservedValue(state), settled: settled))
+        self.storage = Locked(HostStorage(ResourceMachine(state: state)))
     }
 
     /// Creates a resource in a fixed state with no network, for previews: every operation fails with
@@ -54,76 +52,29 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
     /// The latest known value; shorthand for `state.value`.
     public var value: Value? { state.value }
 
-    /// A new stream of states: first the current state, then every change in order.
+    /// A new stream of every state: first the current state, then every change in order.
     ///
     /// Each access returns an independent stream, so any number of observers can watch. Cancelling the task
-    /// that iterates a stream unregisters it; streams finish when the resource is deallocated.
-    public var states: AsyncStream<ResourceState<Value>> { makeStateStream() }
+    /// that iterates a stream unregisters it; streams finish when the resource is deallocated. The stream
+    /// buffers every change its consumer has not read yet (``StateBuffering/everyChange``); a screen that only
+    /// draws the newest state can use ``states(buffering:)`` with ``StateBuffering/latest``.
+    public var states: AsyncStream<ResourceState<Value>> { makeStateStream(buffering: .everyChange) }
+
+    /// A new stream of states with the given buffering: first the current state, then the changes.
+    /// - Parameter buffering: Whether an unread stream keeps every change or only the newest state.
+    /// - Returns: The stream.
+    public func states(buffering: StateBuffering) -> AsyncStream<ResourceState<Value>> {
+        makeStateStream(buffering: buffering)
+    }
 
     /// How many `states` streams are registered.
     public var observerCount: Int { registeredObserverCount }
 
     /// How many callers are waiting for operations in flight, shared reads counted once per caller.
-    public var waitingCallerCount: Int {
-        storage.withLock { storage in storage.operations.entries.values.reduce(0) { $0 + $1.waiters.count } }
-    }
-
-    /// What an operation did to the value.
-    enum Outcome: Sendable {
-        case value(Value)
-        case removed
-    }
-
-    struct Storage: OperationStorage, ObservedStorage {
-        var observed: ObservedValue<ResourceState<Value>>
-        /// The last state that is not `.loading`: restored when an operation is cancelled.
-        var settled: ResourceState<Value>
-        /// The read that produced the current value, for ``ReadPolicy/skipIfLoaded``.
-        var loadedReadKey: String?
-        var operations = OperationTable<Outcome, Void>()
-
-        mutating func settle(_ state: ResourceState<Value>) {
-            settled = state
-            observed.set(state)
-        }
-    }
+    public var waitingCallerCount: Int { machineWaitingCallerCount }
 }
 
-extension Resource: ObservableHost, OperationHost {
-    static func begin(_ entry: inout Entry, in storage: inout Storage) -> Bool {
-        entry.generation = storage.operations.nextGeneration()
-        if !storage.observed.value.isLoading {
-            storage.observed.set(.loading(previous: storage.settled.value))
-        }
-        return true
-    }
-
-    static func join(_ entry: inout Entry, in storage: inout Storage) {
-        // The newest caller asked for this result, so it must not be overwritten by older operations.
-        if entry.generation != nil { entry.generation = storage.operations.nextGeneration() }
-    }
-
-    static func finish(_ entry: Entry, with result: Result<Outcome, NetworkError>, in storage: inout Storage) {
-        guard let generation = entry.generation, generation == storage.operations.generation else { return }
-        switch result {
-        case .success(.value(let value)):
-            storage.loadedReadKey = entry.sharingKey
-            storage.settle(.available(value))
-        case .success(.removed):
-            storage.loadedReadKey = nil
-            storage.settle(.idle)
-        case .failure(.cancelled):
-            // An older operation still in flight becomes the newest; with none left, undo the loading state.
-            if let older = storage.operations.newestGenerationInFlight() {
-                storage.operations.generation = older
-            } else {
-                storage.observed.set(storage.settled)
-            }
-        case .failure(let error):
-            storage.settle(.failure(error, previous: storage.settled.value))
-        }
-    }
-}
+extension Resource: MachineHost {}
 
 /// When ``Resource/read(_:policy:)`` may answer without the network.
 public enum ReadPolicy: Sendable, Equatable {

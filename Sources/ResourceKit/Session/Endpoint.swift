@@ -77,16 +77,6 @@ public struct Endpoint: Sendable {
         return copy
     }
 
-    /// Identifies requests that are interchangeable: same method, path, query and headers, no body.
-    /// `nil` for requests with a body, which are never shared.
-    var sharingKey: String? {
-        guard body == nil else { return nil }
-        var key = method.rawValue + " " + path
-        for item in queryItems { key += "&\(item.name)=\(item.value ?? "")" }
-        for field in headers { key += "\n\(field.name.lowercased()):\(field.value)" }
-        return key
-    }
-
     static func isAbsolute(_ path: String) -> Bool {
         let lower = path.prefix(8).lowercased()
         return lower.hasPrefix("http://") || lower.hasPrefix("https://")

@@ -25,6 +25,13 @@ public enum NetworkError: Error, Sendable, Equatable, CustomStringConvertible {
     case decoding(type: String, codingPath: String, message: String)
     /// The request body could not be encoded.
     case encoding(String)
+    /// The server's answer was well formed but cannot be used, for example pagination whose next page
+    /// leads back to a page already loaded (a cycle), which would page forever.
+    case invalidResponse(String)
+    /// The operation's answer was discarded because a newer operation replaced what it worked on: a
+    /// ``ListResource`` next page still in flight when a refresh's first page arrived belongs to the old
+    /// list, so its callers get this instead of the old list.
+    case superseded
 
     /// A readable description of the error, suitable for logs.
     public var description: String {
@@ -49,6 +56,10 @@ public enum NetworkError: Error, Sendable, Equatable, CustomStringConvertible {
             return "Could not decode \(type) at \(location): \(message)"
         case .encoding(let message):
             return "Could not encode the request body: \(message)"
+        case .invalidResponse(let detail):
+            return "Invalid response: \(detail)"
+        case .superseded:
+            return "A newer operation replaced what this one worked on"
         }
     }
 

@@ -1,0 +1,445 @@
+/// What an operation did to a list.
+enum ListOutcome<Item: Identifiable & Sendable, PageKey: Sendable>: Sendable where Item.ID: Sendable {
+    case page(FetchedPage<Item, PageKey>)
+    case inserted(Item)
+    case replaced(Item)
+    case removed(Item.ID)
+    /// Nothing to load: the end of the list.
+    case unchanged
+}
+
+/// What the work of a list operation is given.
+enum ListWork<PageKey: Sendable>: Sendable {
+    case page(PageKey)
+    case mutation
+}
+
+/// The state machine of one ``ListResource``.
+///
+/// - First-page loads rank like a resource's reads: the newest caller's answer replaces the list, and the
+///   content is `loading(previous:)` exactly while such a caller waits.
+/// - A next page belongs to the list it was asked for (its epoch): a refresh whose first page arrives drops it
+///   and answers its callers ``NetworkError/superseded``. Until then it appends as usual.
+/// - Mutations run in call order and apply to the list at once, also while a refresh is in flight. A page
+///   sent before a mutation completed cannot undo it: the mutation is applied again on top of that page.
+struct ListMachine<Item: Identifiable & Sendable, PageKey: Sendable & Equatable>: OperationMachine
+where Item.ID: Sendable {
+    typealias Outcome = ListOutcome<Item, PageKey>
+    typealias Context = ListWork<PageKey>
+
+    private enum Kind {
+        case first(PageKey)
+        case next(PageKey, epoch: UInt64)
+        case mutation
+
+        var isPage: Bool {
+            if case .mutation = self { return false }
+            return true
+        }
+    }
+
+    private struct Operation {
+        var kind: Kind
+        var sentAt: UInt64
+        var callers = Callers<Outcome>()
+        var task: Task<Void, Never>?
+        var queuedWork: OperationWork<Outcome, Context>?
+        var isStarted = false
+        var isAbandoned = false
+    }
+
+    /// A completed mutation that an older page must not undo.
+    private enum Change {
+        case inserted(Item)
+        case replaced(Item)
+        case removed
+    }
+
+    private(set) var state: ListState<Item>
+    private(set) var version: UInt64 = 0
+    /// The list without anything in flight: content never `loading`, no next page loading.
+    private var settled: ListState<Item>
+    private var settledRank: UInt64 = 0
+    private var shown: (first: Bool, next: Bool) = (false, false)
+    /// Changes whenever a first page replaces the list.
+    private var epoch: UInt64 = 0
+    private var nextKey: PageKey?
+    /// The keys loaded into this list, to stop a pagination cycle.
+    private var loadedKeys: [PageKey] = []
+    private var index: [Item.ID: Int] = [:]
+    private var changes: [Item.ID: (rank: UInt64, change: Change)] = [:]
+    private var clock: UInt64 = 0
+    private var nextOperation: UInt64 = 0
+    private var operations: [OperationID: Operation] = [:]
+    private var callOperation: [CallID: OperationID] = [:]
+    private var joinableFirst: OperationID?
+    private var nextPage: OperationID?
+    private var runningMutation: OperationID?
+    private var mutationQueue: [OperationID] = []
+
+    init(state: ListState<Item>, firstPageKey: PageKey) {
+        self.state = state
+        var settled = state
+        if case .loading(let previous) = state.content { settled.content = previous.map { .available($0) } ?? .idle }
+        settled.pagination.isLoadingNextPage = false
+        self.settled = settled
+        shown = (state.content.isLoading, state.pagination.isLoadingNextPage)
+        nextKey = settled.pagination.hasMore ? firstPageKey : nil
+        if settled.pagination.pagesLoaded == 0 { nextKey = firstPageKey }
+        rebuildIndex()
+    }
+
+    var waitingCallerCount: Int { callOperation.count }
+    var items: [Item] { state.items }
+
+    // MARK: Asking
+
+    mutating func askFirstPage(
+        _ call: CallID, _ waiter: OperationWaiter<Outcome>, key: PageKey,
+        work: @escaping OperationWork<Outcome, Context>
+    ) -> Effects {
+        var effects = Effects.none
+        let rank = tick()
+        if let id = joinableFirst, operations[id] != nil {
+            operations[id]?.callers.add(call, rank: rank, waiter: waiter)
+            callOperation[call] = id
+        } else {
+            let id = makeOperationID()
+            var operation = Operation(kind: .first(key), sentAt: rank, isStarted: true)
+            operation.callers.add(call, rank: rank, waiter: waiter)
+            operations[id] = operation
+            callOperation[call] = id
+            joinableFirst = id
+            effects.starts.append(
+                .init(operation: id, context: .page(key), work: work, isImmediate: true, beginsFirst: false))
+        }
+        publish(settledChanged: false)
+        return effects
+    }
+
+    mutating func askNextPage(
+        _ call: CallID, _ waiter: OperationWaiter<Outcome>, firstPageKey: PageKey,
+        work: @escaping OperationWork<Outcome, Context>
+    ) -> Effects {
+        // With no list yet, or a list about to be replaced, the next page is the first page.
+        if settled.pagination.pagesLoaded == 0 || isFirstPageWanted {
+            return askFirstPage(call, waiter, key: firstPageKey, work: work)
+        }
+        var effects = Effects.none
+        guard settled.pagination.hasMore, let key = nextKey else {
+            effects.resume(waiter, with: .success(.unchanged))
+            return effects
+        }
+        let rank = tick()
+        if let id = nextPage, operations[id] != nil {
+            operations[id]?.callers.add(call, rank: rank, waiter: waiter)
+            callOperation[call] = id
+        } else {
+            let id = makeOperationID()
+            var operation = Operation(kind: .next(key, epoch: epoch), sentAt: rank, isStarted: true)
+            operation.callers.add(call, rank: rank, waiter: waiter)
+            operations[id] = operation
+            callOperation[call] = id
+            nextPage = id
+            effects.starts.append(
+                .init(operation: id, context: .page(key), work: work, isImmediate: true, beginsFirst: false))
+        }
+        publish(settledChanged: false)
+        return effects
+    }
+
+    mutating func askMutation(
+        _ call: CallID, _ waiter: OperationWaiter<Outcome>, work: @escaping OperationWork<Outcome, Context>
+    ) -> Effects {
+        var effects = Effects.none
+        let id = makeOperationID()
+        let rank = tick()
+        var operation = Operation(kind: .mutation, sentAt: rank)
+        operation.callers.add(call, rank: rank, waiter: waiter)
+        callOperation[call] = id
+        if runningMutation == nil {
+            runningMutation = id
+            operation.isStarted = true
+            effects.starts.append(
+                .init(operation: id, context: .mutation, work: work, isImmediate: true, beginsFirst: false))
+        } else {
+            operation.queuedWork = work
+            mutationQueue.append(id)
+        }
+        operations[id] = operation
+        return effects
+    }
+
+    // MARK: Events
+
+    mutating func cancel(_ call: CallID) -> Effects {
+        var effects = Effects.none
+        guard let id = callOperation.removeValue(forKey: call), var operation = operations[id],
+            let waiter = operation.callers.remove(call)
+        else { return effects }
+        effects.resume(waiter, with: .failure(.cancelled))
+        if operation.callers.isEmpty {
+            if !operation.isStarted {
+                operations[id] = nil
+                mutationQueue.removeAll { $0 == id }
+                return effects
+            }
+            abandon(id, &operation, into: &effects)
+        }
+        operations[id] = operation
+        publish(settledChanged: false)
+        return effects
+    }
+
+    mutating func begin(_ id: OperationID) -> (shouldRun: Bool, effects: Effects) {
+        guard let operation = operations[id] else { return (false, .none) }
+        if operation.isAbandoned { return (false, finish(id, with: .failure(.cancelled))) }
+        return (true, .none)
+    }
+
+    mutating func attach(_ task: Task<Void, Never>, to id: OperationID) -> Effects {
+        guard operations[id] != nil else { return .none }
+        var effects = Effects.none
+        operations[id]?.task = task
+        if operations[id]?.isAbandoned == true { effects.cancels.append(task) }
+        return effects
+    }
+
+    mutating func finish(_ id: OperationID, with result: Result<Outcome, NetworkError>) -> Effects {
+        var effects = Effects.none
+        guard var operation = operations.removeValue(forKey: id) else { return effects }
+        if joinableFirst == id { joinableFirst = nil }
+        if nextPage == id { nextPage = nil }
+        var settledChanged = false
+        var answer = result
+        if !operation.callers.isEmpty {
+            for call in operation.callers.entries.keys { callOperation[call] = nil }
+            switch operation.kind {
+            case .first(let key):
+                let rank = operation.callers.rank
+                if rank > settledRank {
+                    switch result {
+                    case .success(.page(let page)):
+                        replaceList(with: page, key: key, sentAt: operation.sentAt, into: &effects)
+                        settledRank = rank
+                        settledChanged = true
+                    case .failure(let error) where error != .cancelled:
+                        settled.content = .failure(error, previous: settled.content.value)
+                        settledRank = rank
+                        settledChanged = true
+                    default: break
+                    }
+                }
+            case .next(let key, let pageEpoch):
+                switch result {
+                case .success(.page(let page)) where pageEpoch == epoch:
+                    if let cycle = appendPage(page, key: key, sentAt: operation.sentAt) { answer = .failure(cycle) }
+                    settledChanged = true
+                case .failure(let error) where error != .cancelled && pageEpoch == epoch:
+                    settled.pagination.nextPageError = error
+                    settled.content = .failure(error, previous: settled.content.value ?? [])
+                    settledChanged = true
+                default: break
+                }
+            case .mutation:
+                if case .success(let outcome) = result { settledChanged = apply(outcome) }
+            }
+            operation.callers.resumeAll(with: answer, into: &effects)
+        }
+        if case .mutation = operation.kind {
+            // A refresh asked from now on must see what the mutation did on the server.
+            joinableFirst = nil
+            runningMutation = nil
+            startNextMutation(into: &effects)
+        }
+        forgetSettledChanges()
+        publish(settledChanged: settledChanged)
+        return effects
+    }
+
+    // MARK: Applying answers
+
+    private var isFirstPageWanted: Bool {
+        operations.values.contains { if case .first = $0.kind { !$0.callers.isEmpty } else { false } }
+    }
+
+    private mutating func abandon(_ id: OperationID, _ operation: inout Operation, into effects: inout Effects) {
+        operation.isAbandoned = true
+        if let task = operation.task { effects.cancels.append(task) }
+        if joinableFirst == id { joinableFirst = nil }
+        if nextPage == id { nextPage = nil }
+    }
+
+    private mutating func replaceList(
+        with page: FetchedPage<Item, PageKey>, key: PageKey, sentAt: UInt64, into effects: inout Effects
+    ) {
+        state = ListState()
+        settled.content = .idle
+        index = [:]
+        var items: [Item] = []
+        items.reserveCapacity(page.items.count)
+        merge(page.items, into: &items, sentAt: sentAt)
+        // Items created after this page was sent are kept: the page is older than they are.
+        for (id, entry) in changes where entry.rank > sentAt {
+            if case .inserted(let item) = entry.change, index[id] == nil {
+                index[id] = items.count
+                items.append(item)
+            }
+        }
+        epoch &+= 1
+        loadedKeys = [key]
+        nextKey = page.nextKey
+        settled.content = .available(items)
+        settled.pagination = PaginationStatus(
+            hasMore: page.nextKey != nil, pagesLoaded: 1, totalCount: page.context.totalItems)
+        // The next page in flight belongs to the old list: its callers are told, its request is cancelled.
+        if let id = nextPage, var operation = operations[id] {
+            for call in operation.callers.entries.keys { callOperation[call] = nil }
+            operation.callers.resumeAll(with: .failure(.superseded), into: &effects)
+            abandon(id, &operation, into: &effects)
+            operations[id] = operation
+        }
+    }
+
+    /// Appends a page; returns the error that ends a pagination cycle.
+    private mutating func appendPage(_ page: FetchedPage<Item, PageKey>, key: PageKey, sentAt: UInt64) -> NetworkError?
+    {
+        // Appending must not copy every loaded item: drop the other references first, so the array is
+        // uniquely held and grows in place. Without this, N pages cost O(N²).
+        state = ListState()
+        var items = settled.content.value ?? []
+        settled.content = .idle
+        merge(page.items, into: &items, sentAt: sentAt)
+        var pagination = settled.pagination
+        pagination.pagesLoaded = pagination.pagesLoaded == .max ? .max : pagination.pagesLoaded + 1
+        pagination.totalCount = page.context.totalItems ?? pagination.totalCount
+        pagination.nextPageError = nil
+        loadedKeys.append(key)
+        nextKey = page.nextKey
+        var cycle: NetworkError?
+        if let next = nextKey, loadedKeys.contains(next) {
+            nextKey = nil
+            cycle = .invalidResponse(
+                "the next page (\(next)) was loaded before: the server's pagination has a cycle, so the list ends")
+        }
+        pagination.hasMore = nextKey != nil
+        pagination.nextPageError = cycle
+        settled.pagination = pagination
+        settled.content = cycle.map { .failure($0, previous: items) } ?? .available(items)
+        return cycle
+    }
+
+    /// Applies a completed mutation; returns whether the list changed.
+    private mutating func apply(_ outcome: Outcome) -> Bool {
+        let id: Item.ID
+        let change: Change
+        switch outcome {
+        case .inserted(let item): (id, change) = (item.id, .inserted(item))
+        case .replaced(let item): (id, change) = (item.id, .replaced(item))
+        case .removed(let removed): (id, change) = (removed, .removed)
+        case .page, .unchanged: return false
+        }
+        changes[id] = (tick(), change)
+        let position = index[id]
+        if position == nil, case .inserted = change {} else if position == nil { return false }
+        // Take the items out so the array is uniquely held and changes in place.
+        state = ListState()
+        var items = settled.content.value ?? []
+        settled.content = .idle
+        switch (change, position) {
+        case (.inserted(let item), nil):
+            index[id] = items.count
+            items.append(item)
+        case (.inserted(let item), let position?), (.replaced(let item), let position?):
+            items[position] = item
+        case (.removed, let position?):
+            items.remove(at: position)
+        default: break
+        }
+        settled.content = .available(items)
+        if case .removed = change { rebuildIndex() }
+        return true
+    }
+
+    /// Merges a page: an item already listed is replaced in place (it moved between pages); a completed
+    /// mutation newer than the page wins over the page's copy.
+    private mutating func merge(_ newItems: [Item], into items: inout [Item], sentAt: UInt64) {
+        for var item in newItems {
+            if let entry = changes[item.id], entry.rank > sentAt {
+                switch entry.change {
+                case .removed: continue
+                case .inserted(let newer), .replaced(let newer): item = newer
+                }
+            }
+            if let position = index[item.id] {
+                items[position] = item
+            } else {
+                index[item.id] = items.count
+                items.append(item)
+            }
+        }
+    }
+
+    /// Changes matter only to pages sent before them; with no such page in flight they are forgotten.
+    private mutating func forgetSettledChanges() {
+        guard !changes.isEmpty else { return }
+        let oldest = operations.values.lazy.filter { $0.kind.isPage && !$0.isAbandoned }.map(\.sentAt).min()
+        guard let oldest else {
+            changes.removeAll()
+            return
+        }
+        changes = changes.filter { $0.value.rank > oldest }
+    }
+
+    private mutating func startNextMutation(into effects: inout Effects) {
+        while !mutationQueue.isEmpty {
+            let id = mutationQueue.removeFirst()
+            guard var operation = operations[id], let work = operation.queuedWork else { continue }
+            operation.queuedWork = nil
+            operation.isStarted = true
+            operations[id] = operation
+            runningMutation = id
+            effects.starts.append(
+                .init(operation: id, context: .mutation, work: work, isImmediate: false, beginsFirst: true))
+            return
+        }
+    }
+
+    private mutating func rebuildIndex() {
+        index = [:]
+        for (position, item) in (settled.content.value ?? []).enumerated() where index[item.id] == nil {
+            index[item.id] = position
+        }
+    }
+
+    /// Recomputes what observers see from the settled list and what is in flight.
+    private mutating func publish(settledChanged: Bool) {
+        var firstRank: UInt64 = 0
+        for operation in operations.values {
+            if case .first = operation.kind { firstRank = max(firstRank, operation.callers.rank) }
+        }
+        let first = firstRank > settledRank
+        let next = nextPage.flatMap { operations[$0] }.map { !$0.isAbandoned } ?? false
+        guard settledChanged || first != shown.first || next != shown.next else { return }
+        shown = (first, next)
+        var display = settled
+        if next {
+            display.pagination.isLoadingNextPage = true
+            display.pagination.nextPageError = nil
+            if case .failure(_, let previous) = display.content { display.content = .available(previous ?? []) }
+        }
+        if first { display.content = .loading(previous: settled.content.value) }
+        state = display
+        version &+= 1
+    }
+
+    private mutating func tick() -> UInt64 {
+        clock &+= 1
+        return clock
+    }
+
+    private mutating func makeOperationID() -> OperationID {
+        nextOperation &+= 1
+        return OperationID(raw: nextOperation)
+    }
+}

@@ -1,0 +1,168 @@
+import Observation
+
+/// A machine, the streams that observe its state, and the deliveries not yet made to them.
+struct HostStorage<Machine: OperationMachine> {
+    typealias Observer = AsyncStream<Machine.State>.Continuation
+
+    var machine: Machine
+    var observers: [UInt64: Observer] = [:]
+    var nextObserverID: UInt64 = 0
+    /// States waiting to be yielded, each with the observers registered when it was made.
+    var pending: [(observers: [UInt64: Observer], state: Machine.State)] = []
+    var isDelivering = false
+
+    init(_ machine: Machine) { self.machine = machine }
+}
+
+/// How a `states` stream buffers the states its consumer has not read yet.
+public enum StateBuffering: Sendable, Equatable {
+    /// Every change, in order: what a test or a service that must see each step wants.
+    case everyChange
+    /// Only the newest state: what a screen that draws the current state wants. A slow consumer skips the
+    /// states it missed and holds one state at most.
+    case latest
+}
+
+/// An object whose state machine lives behind a ``Locked`` storage: ``Resource`` and ``ListResource``.
+///
+/// Every event is one transition in one critical section. Its effects (answering callers, cancelling and
+/// starting work) run after the lock; changed states go to a pending queue that whoever finds no delivery
+/// under way drains outside the lock, so observers get every change in order while `state` stays readable.
+protocol MachineHost: AnyObject, Sendable, Observable {
+    associatedtype Machine: OperationMachine
+    var storage: Locked<HostStorage<Machine>> { get }
+    var registrar: ObservationRegistrar { get }
+    /// Made once per object: forming a key path on a generic class instantiates it at run time.
+    var stateKeyPath: any KeyPath<Self, Machine.State> & Sendable { get }
+}
+
+extension MachineHost {
+    typealias Effects = Machine.Effects
+
+    /// The current state, registered with Observation.
+    var observedState: Machine.State {
+        registrar.access(self, keyPath: stateKeyPath)
+        return storage.withLock { $0.machine.state }
+    }
+
+    /// Applies one event to the machine; then tells Observation and delivers the change, outside the lock.
+    func transition<R>(_ event: (inout Machine) -> R) -> R {
+        let (result, changed, mustDeliver) = storage.withLock { storage in
+            let version = storage.machine.version
+            let result = event(&storage.machine)
+            guard storage.machine.version != version else { return (result, false, false) }
+            if !storage.observers.isEmpty { storage.pending.append((storage.observers, storage.machine.state)) }
+            guard !storage.isDelivering, !storage.pending.isEmpty else { return (result, true, false) }
+            storage.isDelivering = true
+            return (result, true, true)
+        }
+        if changed { registrar.withMutation(of: self, keyPath: stateKeyPath) {} }
+        if mustDeliver { deliverPending() }
+        return result
+    }
+
+    private func deliverPending() {
+        while true {
+            let batch = storage.withLock { storage in
+                let batch = storage.pending
+                storage.pending = []
+                if batch.isEmpty { storage.isDelivering = false }
+                return batch
+            }
+            if batch.isEmpty { return }
+            for (observers, state) in batch {
+                for observer in observers.values { observer.yield(state) }
+            }
+        }
+    }
+
+    /// Asks for an operation and waits for its answer.
+    ///
+    /// `ask` runs in the same critical section that registers the caller: it decides whether to answer at
+    /// once, join an operation in flight, or start one. A caller cancelled at any point gets `.cancelled`.
+    func perform(
+        _ ask: (inout Machine, CallID, OperationWaiter<Machine.Outcome>) -> Effects
+    ) async -> Result<Machine.Outcome, NetworkError> {
+        let call = CallID.next()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (waiter: OperationWaiter<Machine.Outcome>) in
+                let effects = transition { machine -> Effects in
+                    // The cancellation flag is set before a handler runs; checked under the lock, it closes the
+                    // window between drawing the id and registering.
+                    guard !Task.isCancelled else {
+                        var effects = Effects.none
+                        effects.resume(waiter, with: .failure(.cancelled))
+                        return effects
+                    }
+                    return ask(&machine, call, waiter)
+                }
+                run(effects)
+            }
+        } onCancel: {
+            run(transition { $0.cancel(call) })
+        }
+    }
+
+    /// Runs a transition's effects; never called with the lock held.
+    func run(_ effects: Effects) {
+        for (waiter, result) in effects.resumes { waiter.resume(returning: result) }
+        for task in effects.cancels { task.cancel() }
+        for start in effects.starts { launch(start) }
+    }
+
+    private func launch(_ start: Effects.Start) {
+        let body: @Sendable () async -> Void = { [self] in
+            if start.beginsFirst {
+                let (shouldRun, effects) = transition { $0.begin(start.operation) }
+                run(effects)
+                guard shouldRun else { return }
+            }
+            let result = await start.work(start.context)
+            run(transition { $0.finish(start.operation, with: result) })
+        }
+        let task: Task<Void, Never>
+        if start.isImmediate, #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+            task = Task.immediate(operation: body)
+        } else {
+            task = Task(operation: body)
+        }
+        run(transition { $0.attach(task, to: start.operation) })
+    }
+
+    /// A new stream that yields the current state, then every change; it unregisters when its consumer is
+    /// cancelled or stops.
+    func makeStateStream(buffering: StateBuffering) -> AsyncStream<Machine.State> {
+        let policy: AsyncStream<Machine.State>.Continuation.BufferingPolicy =
+            switch buffering {
+            case .everyChange: .unbounded
+            case .latest: .bufferingNewest(1)
+            }
+        let (stream, continuation) = AsyncStream.makeStream(of: Machine.State.self, bufferingPolicy: policy)
+        let id = storage.withLock { storage in
+            storage.nextObserverID &+= 1
+            storage.observers[storage.nextObserverID] = continuation
+            // Yielded under the lock: any later change is queued after this one, so the order holds.
+            continuation.yield(storage.machine.state)
+            return storage.nextObserverID
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.storage.withLock { _ = $0.observers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// How many streams are registered.
+    var registeredObserverCount: Int { storage.withLock { $0.observers.count } }
+
+    /// How many callers wait for operations in flight.
+    var machineWaitingCallerCount: Int { storage.withLock { $0.machine.waitingCallerCount } }
+
+    /// Finishes every stream; called from `deinit`.
+    func finishObservers() {
+        let observers = storage.withLock { storage in
+            defer { storage.observers.removeAll() }
+            return Array(storage.observers.values)
+        }
+        for observer in observers { observer.finish() }
+    }
+}
