@@ -32,9 +32,11 @@ where Item.ID: Sendable {
         case next(PageKey, epoch: UInt64)
         case mutation
 
-        var isPage: Bool {
-            if case .mutation = self { return false }
-            return true
+        var isPage: Bool { !isMutation }
+
+        var isMutation: Bool {
+            if case .mutation = self { return true }
+            return false
         }
     }
 
@@ -84,8 +86,8 @@ where Item.ID: Sendable {
         settled.pagination.isLoadingNextPage = false
         self.settled = settled
         shown = (state.content.isLoading, state.pagination.isLoadingNextPage)
-        nextKey = settled.pagination.hasMore ? firstPageKey : nil
-        if settled.pagination.pagesLoaded == 0 { nextKey = firstPageKey }
+        // A list made with pages already loaded does not know its next key: its next page is a reload.
+        nextKey = settled.pagination.pagesLoaded == 0 ? firstPageKey : nil
         rebuildIndex()
     }
 
@@ -121,8 +123,10 @@ where Item.ID: Sendable {
         _ call: CallID, _ waiter: OperationWaiter<Outcome>, firstPageKey: PageKey,
         work: @escaping OperationWork<Outcome, Context>
     ) -> Effects {
-        // With no list yet, or a list about to be replaced, the next page is the first page.
-        if settled.pagination.pagesLoaded == 0 || isFirstPageWanted {
+        // With no list yet, a list about to be replaced, or one made in a fixed state (whose next key is
+        // unknown), the next page is the first page.
+        let isUnknownNext = settled.pagination.hasMore && nextKey == nil
+        if settled.pagination.pagesLoaded == 0 || isFirstPageWanted || isUnknownNext {
             return askFirstPage(call, waiter, key: firstPageKey, work: work)
         }
         var effects = Effects.none
@@ -247,8 +251,9 @@ where Item.ID: Sendable {
             operation.callers.resumeAll(with: answer, into: &effects)
         }
         if case .mutation = operation.kind {
-            // A refresh asked from now on must see what the mutation did on the server.
-            joinableFirst = nil
+            // A refresh asked from now on must see what the mutation did on the server. (An abandoned
+            // mutation did this when it was abandoned.)
+            if !operation.isAbandoned { joinableFirst = nil }
             runningMutation = nil
             startNextMutation(into: &effects)
         }
@@ -266,7 +271,7 @@ where Item.ID: Sendable {
     private mutating func abandon(_ id: OperationID, _ operation: inout Operation, into effects: inout Effects) {
         operation.isAbandoned = true
         if let task = operation.task { effects.cancels.append(task) }
-        if joinableFirst == id { joinableFirst = nil }
+        if joinableFirst == id || operation.kind.isMutation { joinableFirst = nil }
         if nextPage == id { nextPage = nil }
     }
 

@@ -135,7 +135,12 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
             }
             operation.isAbandoned = true
             if let task = operation.task { effects.cancels.append(task) }
-            if case .read(let key?) = operation.kind, joinable[key] == id { joinable[key] = nil }
+            switch operation.kind {
+            case .read(let key?) where joinable[key] == id: joinable[key] = nil
+            // A mutation may already have reached the server: reads sent before it are not joined again.
+            case .mutation: joinable.removeAll()
+            default: break
+            }
         }
         operations[id] = operation
         publish(settledChanged: false)
@@ -183,8 +188,9 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
             operation.callers.resumeAll(with: result, into: &effects)
         }
         if operation.isMutation {
-            // Whatever it did on the server, a read sent before it may hold the old value.
-            joinable.removeAll()
+            // Whatever it did on the server, a read sent before it may hold the old value. (An abandoned
+            // mutation did this when it was abandoned.)
+            if !operation.isAbandoned { joinable.removeAll() }
             runningMutation = nil
             startNextMutation(into: &effects)
         }

@@ -1,0 +1,96 @@
+import Foundation
+import ResourceKit
+import ResourceKitTesting
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A transport that holds every request until the test answers it, by arrival index, so a test decides the
+/// order of every answer. Cancelling the caller ends a held request with `.cancelled` and records it.
+final class ControlledTransport: HTTPTransport {
+    typealias Answer = Result<HTTPResponse, NetworkError>
+
+    private struct State {
+        var requests: [URLRequest] = []
+        var held: [Int: CheckedContinuation<Answer, Never>] = [:]
+        var early: [Int: Answer] = [:]
+        var cancelled: Set<Int> = []
+        var finished: Set<Int> = []
+        var arrivalWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+
+    private let state = Locked(State())
+
+    var requests: [URLRequest] { state.withLock { $0.requests } }
+    var requestCount: Int { state.withLock { $0.requests.count } }
+    var cancelledRequests: Set<Int> { state.withLock { $0.cancelled } }
+
+    func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
+        let (index, ready) = state.withLock { state in
+            state.requests.append(request)
+            let count = state.requests.count
+            let ready = state.arrivalWaiters.filter { $0.count <= count }.map(\.continuation)
+            state.arrivalWaiters.removeAll { $0.count <= count }
+            return (count - 1, ready)
+        }
+        for waiter in ready { waiter.resume() }
+        let answer = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Answer, Never>) in
+                let now: Answer? = state.withLock { state in
+                    if let answer = state.early.removeValue(forKey: index) { return answer }
+                    if Task.isCancelled {
+                        state.cancelled.insert(index)
+                        return .failure(.cancelled)
+                    }
+                    state.held[index] = continuation
+                    return nil
+                }
+                if let now { continuation.resume(returning: now) }
+            }
+        } onCancel: {
+            let held = state.withLock { state in
+                let held = state.held.removeValue(forKey: index)
+                if held != nil { state.cancelled.insert(index) }
+                return held
+            }
+            held?.resume(returning: .failure(.cancelled))
+        }
+        state.withLock { _ = $0.finished.insert(index) }
+        return try answer.get()
+    }
+
+    /// Answers request `index` (counted from 0 in arrival order).
+    func answer(_ index: Int, _ answer: Answer) {
+        let held = state.withLock { state -> CheckedContinuation<Answer, Never>? in
+            if let held = state.held.removeValue(forKey: index) { return held }
+            state.early[index] = answer
+            return nil
+        }
+        held?.resume(returning: answer)
+    }
+
+    func answer(_ index: Int, json: String, status: Int = 200, headers: HTTPHeaders = [:]) {
+        answer(index, .success(HTTPResponse(statusCode: status, headers: headers, body: Data(json.utf8))))
+    }
+
+    /// Whether request `index` is held, waiting for an answer.
+    func isHeld(_ index: Int) -> Bool { state.withLock { $0.held[index] != nil } }
+
+    /// Waits until at least `count` requests have arrived.
+    func waitForRequests(_ count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state in
+                if state.requests.count >= count { return true }
+                state.arrivalWaiters.append((count, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// Waits until request `index` has ended (answered or cancelled) inside the transport.
+    func waitUntilFinished(_ index: Int) async throws {
+        try await waitUntil("request \(index) ends") { state.withLock { $0.finished.contains(index) } }
+    }
+}
