@@ -72,7 +72,9 @@ struct InProcessWorkloads: Sendable {
         report.merge(try await overhead())
         report.merge(try await coalescing())
         report.merge(try await fanOut())
+        report.merge(try await delivery())
         report.merge(try await pagination())
+        report.merge(try await paginationWithObservers())
         report.merge(try await backendThroughput())
         return report
     }

@@ -148,9 +148,11 @@ import Testing
         stub.stub(.delete, "/api/posts/1", status: 204)
         let resource = Resource<RemotePost>(session: makeSession(stub), state: .available(v))
         let recorder = resource.recordStates()
+        // Two tasks start in no guaranteed order: ask the delete only once the update is in flight.
         let update = Task { try await resource.update(post) }
-        let delete = Task { try await resource.delete(post) }
         await stub.waitForRequests(1)
+        let delete = Task { try await resource.delete(post) }
+        try await waitUntil("the delete waits behind the update") { resource.waitingCallerCount == 2 }
         latch.open()
         _ = try await update.value
         #expect(try await delete.value == nil)

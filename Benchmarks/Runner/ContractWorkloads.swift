@@ -1,0 +1,94 @@
+import Foundation
+import ResourceKit
+import ResourceKitTesting
+
+/// The costs the operation core promises to keep low: delivering one change to many observers without
+/// blocking `state`, and paginating with observers attached.
+extension InProcessWorkloads {
+    /// One change yielded to 10,000 observers, and the longest a `state` read waits meanwhile.
+    func delivery() async throws -> Report {
+        var report = Report()
+        let observers = max(10, Int(10_000 * scale))
+        let body = try JSONEncoder().encode(Row(id: 1, n: 2))
+        var total: [Double] = []
+        var longestRead: [Double] = []
+        for round in 0..<(rounds + warmup) {
+            let stub = StubTransport()
+            stub.stub(.get, "/row", body: body)
+            let resource = Resource<RemoteRow>(
+                session: NetworkSession(baseURL: "http://bench.local", transport: stub),
+                state: .available(Row(id: 1, n: 1)))
+            let streams = (0..<observers).map { _ in resource.states }
+            let consumers = streams.map { stream in Task { for await _ in stream {} } }
+            let stop = Locked(false)
+            let reader = Task.detached {
+                var longest = 0.0
+                while !stop.withLock({ $0 }) {
+                    let start = ContinuousClock.now
+                    _ = resource.state
+                    let waited = ContinuousClock.now - start
+                    longest = max(longest, Double(waited.components.attoseconds) / 1e12)
+                }
+                return longest
+            }
+            // The read returns after its change was handed to every observer.
+            let elapsed = try await seconds { try await resource.read() }
+            stop.withLock { $0 = true }
+            let longest = await reader.value
+            for consumer in consumers { consumer.cancel() }
+            for consumer in consumers { await consumer.value }
+            if round >= warmup {
+                total.append(elapsed * 1000)
+                longestRead.append(longest)
+            }
+        }
+        let workload = "one change to \(observers) observers"
+        report.add(Measurement(workload: workload, variant: "read incl. delivery", unit: "ms", samples: total))
+        report.add(Measurement(workload: workload, variant: "longest state read", unit: "µs", samples: longestRead))
+        return report
+    }
+
+    /// Pagination with an observer attached: a consumer that reads every change, or a `.latest` stream that
+    /// nobody reads.
+    func paginationWithObservers() async throws -> Report {
+        var report = Report()
+        let pageCount = max(20, Int(1000 * scale))
+        let window = pageCount / 10
+        let server = PageServer(pageCount: pageCount, pageSize: 100)
+        for variant in ["states consumer", "unread .latest stream"] {
+            var ratios: [Double] = []
+            var peaks: [Double] = []
+            for round in 0..<(rounds + warmup) {
+                let baseline = heapBytes() ?? 0
+                var highest = baseline
+                let list = ListResource<RemoteRows>(
+                    session: NetworkSession(baseURL: "http://bench.local", transport: server), request: ())
+                let stream = variant == "states consumer" ? list.states : list.states(buffering: .latest)
+                let consumer: Task<Void, Never>? =
+                    variant == "states consumer" ? Task { for await _ in stream {} } : nil
+                var times: [Double] = []
+                for _ in 0..<pageCount {
+                    times.append(try await seconds { try await list.loadNextPage() })
+                    if let now = heapBytes() { highest = max(highest, now) }
+                }
+                consumer?.cancel()
+                await consumer?.value
+                guard list.items.count == pageCount * 100 else {
+                    throw BenchmarkError("pagination loaded \(list.items.count) items")
+                }
+                if round >= warmup {
+                    let first = times.prefix(window).reduce(0, +)
+                    let last = times.suffix(window).reduce(0, +)
+                    ratios.append(last / first)
+                    peaks.append((highest - baseline) / Double(pageCount * 100 * MemoryLayout<Row>.stride))
+                }
+                withExtendedLifetime(stream) {}
+            }
+            let workload = "pagination with \(variant)"
+            report.add(
+                Measurement(workload: workload, variant: "last/first \(window) pages", unit: "×", samples: ratios))
+            report.add(Measurement(workload: workload, variant: "peak heap / payload", unit: "×", samples: peaks))
+        }
+        return report
+    }
+}
