@@ -221,7 +221,7 @@ struct ListModel {
     mutating func replace(with page: [Item], sentAt: Int) {
         items = []
         merge(page, sentAt: sentAt)
-        for (id, entry) in changes.sorted(by: { $0.key < $1.key }) where entry.rank > sentAt {
+        for (id, entry) in changes.sorted(by: { $0.value.rank < $1.value.rank }) where entry.rank > sentAt {
             if case .inserted(let item) = entry.change, !items.contains(where: { $0.id == id }) { items.append(item) }
         }
         epoch += 1

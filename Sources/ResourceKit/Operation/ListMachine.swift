@@ -284,8 +284,9 @@ where Item.ID: Sendable {
         var items: [Item] = []
         items.reserveCapacity(page.items.count)
         merge(page.items, into: &items, sentAt: sentAt)
-        // Items created after this page was sent are kept: the page is older than they are.
-        for (id, entry) in changes where entry.rank > sentAt {
+        // Items created after this page was sent are kept, in the order they were created: the page is older
+        // than they are.
+        for (id, entry) in changes.sorted(by: { $0.value.rank < $1.value.rank }) where entry.rank > sentAt {
             if case .inserted(let item) = entry.change, index[id] == nil {
                 index[id] = items.count
                 items.append(item)
