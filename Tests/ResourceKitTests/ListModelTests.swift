@@ -314,8 +314,14 @@ struct ListModel {
         func settle() async throws {
             let requests = model.startedCount
             let waiting = model.waitingCount
-            try await waitUntil("\(requests) requests and \(waiting) waiting callers") {
-                transport.requestCount == requests && list.waitingCallerCount == waiting
+            do {
+                try await waitUntil("\(requests) requests and \(waiting) waiting callers") {
+                    transport.requestCount == requests && list.waitingCallerCount == waiting
+                }
+            } catch {
+                throw Mismatch(
+                    description: "after \(log.joined(separator: "; ")): expected \(requests) requests and \(waiting) "
+                        + "waiting, saw \(transport.requestCount) and \(list.waitingCallerCount)")
             }
         }
         func check(_ call: Int, _ expected: NetworkError) async throws {

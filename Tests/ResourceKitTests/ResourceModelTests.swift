@@ -214,8 +214,15 @@ enum ResourceOutcomeValue {
         func settle() async throws {
             let expectedRequests = model.startedCount
             let expectedWaiting = model.waitingCount
-            try await waitUntil("\(expectedRequests) requests and \(expectedWaiting) waiting callers") {
-                transport.requestCount == expectedRequests && resource.waitingCallerCount == expectedWaiting
+            do {
+                try await waitUntil("\(expectedRequests) requests and \(expectedWaiting) waiting callers") {
+                    transport.requestCount == expectedRequests && resource.waitingCallerCount == expectedWaiting
+                }
+            } catch {
+                throw Mismatch(
+                    description: "after \(log.joined(separator: "; ")): expected \(expectedRequests) requests and "
+                        + "\(expectedWaiting) waiting, saw \(transport.requestCount) and \(resource.waitingCallerCount)"
+                )
             }
         }
 
