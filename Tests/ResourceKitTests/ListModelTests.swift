@@ -315,7 +315,7 @@ struct ListModel {
             let requests = model.startedCount
             let waiting = model.waitingCount
             do {
-                try await waitUntil("\(requests) requests and \(waiting) waiting callers") {
+                try await waitUntil("\(requests) requests and \(waiting) waiting callers", timeout: .seconds(30)) {
                     transport.requestCount == requests && list.waitingCallerCount == waiting
                 }
             } catch {

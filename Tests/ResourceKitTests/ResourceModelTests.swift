@@ -215,7 +215,9 @@ enum ResourceOutcomeValue {
             let expectedRequests = model.startedCount
             let expectedWaiting = model.waitingCount
             do {
-                try await waitUntil("\(expectedRequests) requests and \(expectedWaiting) waiting callers") {
+                try await waitUntil(
+                    "\(expectedRequests) requests and \(expectedWaiting) waiting callers", timeout: .seconds(30)
+                ) {
                     transport.requestCount == expectedRequests && resource.waitingCallerCount == expectedWaiting
                 }
             } catch {
