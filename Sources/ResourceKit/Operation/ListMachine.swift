@@ -27,7 +27,7 @@ where Item.ID: Sendable {
     typealias Outcome = ListOutcome<Item, PageKey>
     typealias Context = ListWork<PageKey>
 
-    private enum Kind {
+    enum Kind {
         case first(PageKey)
         case next(PageKey, epoch: UInt64)
         case mutation
@@ -40,7 +40,7 @@ where Item.ID: Sendable {
         }
     }
 
-    private struct Operation {
+    struct Operation {
         var kind: Kind
         var sentAt: UInt64
         var callers = Callers<Outcome>()
@@ -51,31 +51,31 @@ where Item.ID: Sendable {
     }
 
     /// A completed mutation that an older page must not undo.
-    private enum Change {
+    enum Change {
         case inserted(Item)
         case replaced(Item)
         case removed
     }
 
-    private(set) var state: ListState<Item>
+    var state: ListState<Item>
     private(set) var version: UInt64 = 0
     /// The list without anything in flight: content never `loading`, no next page loading.
-    private var settled: ListState<Item>
+    var settled: ListState<Item>
     private var settledRank: UInt64 = 0
     private var shown: (first: Bool, next: Bool) = (false, false)
     /// Changes whenever a first page replaces the list.
-    private var epoch: UInt64 = 0
-    private var nextKey: PageKey?
+    var epoch: UInt64 = 0
+    var nextKey: PageKey?
     /// The keys loaded into this list, to stop a pagination cycle.
-    private var loadedKeys: [PageKey] = []
-    private var index: [Item.ID: Int] = [:]
-    private var changes: [Item.ID: (rank: UInt64, change: Change)] = [:]
+    var loadedKeys: [PageKey] = []
+    var index: [Item.ID: Int] = [:]
+    var changes: [Item.ID: (rank: UInt64, change: Change)] = [:]
     private var clock: UInt64 = 0
     private var nextOperation: UInt64 = 0
-    private var operations: [OperationID: Operation] = [:]
-    private var callOperation: [CallID: OperationID] = [:]
+    var operations: [OperationID: Operation] = [:]
+    var callOperation: [CallID: OperationID] = [:]
     private var joinableFirst: OperationID?
-    private var nextPage: OperationID?
+    var nextPage: OperationID?
     private var runningMutation: OperationID?
     private var mutationQueue: [OperationID] = []
 
@@ -268,133 +268,11 @@ where Item.ID: Sendable {
         operations.values.contains { if case .first = $0.kind { !$0.callers.isEmpty } else { false } }
     }
 
-    private mutating func abandon(_ id: OperationID, _ operation: inout Operation, into effects: inout Effects) {
+    mutating func abandon(_ id: OperationID, _ operation: inout Operation, into effects: inout Effects) {
         operation.isAbandoned = true
         if let task = operation.task { effects.cancels.append(task) }
         if joinableFirst == id || operation.kind.isMutation { joinableFirst = nil }
         if nextPage == id { nextPage = nil }
-    }
-
-    private mutating func replaceList(
-        with page: FetchedPage<Item, PageKey>, key: PageKey, sentAt: UInt64, into effects: inout Effects
-    ) {
-        state = ListState()
-        settled.content = .idle
-        index = [:]
-        var items: [Item] = []
-        items.reserveCapacity(page.items.count)
-        merge(page.items, into: &items, sentAt: sentAt)
-        // Items created after this page was sent are kept, in the order they were created: the page is older
-        // than they are.
-        for (id, entry) in changes.sorted(by: { $0.value.rank < $1.value.rank }) where entry.rank > sentAt {
-            if case .inserted(let item) = entry.change, index[id] == nil {
-                index[id] = items.count
-                items.append(item)
-            }
-        }
-        epoch &+= 1
-        loadedKeys = [key]
-        nextKey = page.nextKey
-        settled.content = .available(items)
-        settled.pagination = PaginationStatus(
-            hasMore: page.nextKey != nil, pagesLoaded: 1, totalCount: page.context.totalItems)
-        // The next page in flight belongs to the old list: its callers are told, its request is cancelled.
-        if let id = nextPage, var operation = operations[id] {
-            for call in operation.callers.entries.keys { callOperation[call] = nil }
-            operation.callers.resumeAll(with: .failure(.superseded), into: &effects)
-            abandon(id, &operation, into: &effects)
-            operations[id] = operation
-        }
-    }
-
-    /// Appends a page; returns the error that ends a pagination cycle.
-    private mutating func appendPage(_ page: FetchedPage<Item, PageKey>, key: PageKey, sentAt: UInt64) -> NetworkError?
-    {
-        // Appending must not copy every loaded item: drop the other references first, so the array is
-        // uniquely held and grows in place. Without this, N pages cost O(N²).
-        state = ListState()
-        var items = settled.content.value ?? []
-        settled.content = .idle
-        merge(page.items, into: &items, sentAt: sentAt)
-        var pagination = settled.pagination
-        pagination.pagesLoaded = pagination.pagesLoaded == .max ? .max : pagination.pagesLoaded + 1
-        pagination.totalCount = page.context.totalItems ?? pagination.totalCount
-        pagination.nextPageError = nil
-        loadedKeys.append(key)
-        nextKey = page.nextKey
-        var cycle: NetworkError?
-        if let next = nextKey, loadedKeys.contains(next) {
-            nextKey = nil
-            cycle = .invalidResponse(
-                "the next page (\(next)) was loaded before: the server's pagination has a cycle, so the list ends")
-        }
-        pagination.hasMore = nextKey != nil
-        pagination.nextPageError = cycle
-        settled.pagination = pagination
-        settled.content = cycle.map { .failure($0, previous: items) } ?? .available(items)
-        return cycle
-    }
-
-    /// Applies a completed mutation; returns whether the list changed.
-    private mutating func apply(_ outcome: Outcome) -> Bool {
-        let id: Item.ID
-        let change: Change
-        switch outcome {
-        case .inserted(let item): (id, change) = (item.id, .inserted(item))
-        case .replaced(let item): (id, change) = (item.id, .replaced(item))
-        case .removed(let removed): (id, change) = (removed, .removed)
-        case .page, .unchanged: return false
-        }
-        changes[id] = (tick(), change)
-        let position = index[id]
-        if position == nil, case .inserted = change {} else if position == nil { return false }
-        // Take the items out so the array is uniquely held and changes in place.
-        state = ListState()
-        var items = settled.content.value ?? []
-        settled.content = .idle
-        switch (change, position) {
-        case (.inserted(let item), nil):
-            index[id] = items.count
-            items.append(item)
-        case (.inserted(let item), let position?), (.replaced(let item), let position?):
-            items[position] = item
-        case (.removed, let position?):
-            items.remove(at: position)
-        default: break
-        }
-        settled.content = .available(items)
-        if case .removed = change { rebuildIndex() }
-        return true
-    }
-
-    /// Merges a page: an item already listed is replaced in place (it moved between pages); a completed
-    /// mutation newer than the page wins over the page's copy.
-    private mutating func merge(_ newItems: [Item], into items: inout [Item], sentAt: UInt64) {
-        for var item in newItems {
-            if let entry = changes[item.id], entry.rank > sentAt {
-                switch entry.change {
-                case .removed: continue
-                case .inserted(let newer), .replaced(let newer): item = newer
-                }
-            }
-            if let position = index[item.id] {
-                items[position] = item
-            } else {
-                index[item.id] = items.count
-                items.append(item)
-            }
-        }
-    }
-
-    /// Changes matter only to pages sent before them; with no such page in flight they are forgotten.
-    private mutating func forgetSettledChanges() {
-        guard !changes.isEmpty else { return }
-        let oldest = operations.values.lazy.filter { $0.kind.isPage && !$0.isAbandoned }.map(\.sentAt).min()
-        guard let oldest else {
-            changes.removeAll()
-            return
-        }
-        changes = changes.filter { $0.value.rank > oldest }
     }
 
     private mutating func startNextMutation(into effects: inout Effects) {
@@ -411,7 +289,7 @@ where Item.ID: Sendable {
         }
     }
 
-    private mutating func rebuildIndex() {
+    mutating func rebuildIndex() {
         index = [:]
         for (position, item) in (settled.content.value ?? []).enumerated() where index[item.id] == nil {
             index[item.id] = position
@@ -439,7 +317,7 @@ where Item.ID: Sendable {
         version &+= 1
     }
 
-    private mutating func tick() -> UInt64 {
+    mutating func tick() -> UInt64 {
         clock &+= 1
         return clock
     }

@@ -1,0 +1,123 @@
+/// How answers change a list: replacing it, appending a page, applying a mutation.
+extension ListMachine {
+    mutating func replaceList(
+        with page: FetchedPage<Item, PageKey>, key: PageKey, sentAt: UInt64, into effects: inout Effects
+    ) {
+        state = ListState()
+        settled.content = .idle
+        index = [:]
+        var items: [Item] = []
+        items.reserveCapacity(page.items.count)
+        merge(page.items, into: &items, sentAt: sentAt)
+        // Items created after this page was sent are kept, in the order they were created: the page is older
+        // than they are.
+        for (id, entry) in changes.sorted(by: { $0.value.rank < $1.value.rank }) where entry.rank > sentAt {
+            if case .inserted(let item) = entry.change, index[id] == nil {
+                index[id] = items.count
+                items.append(item)
+            }
+        }
+        epoch &+= 1
+        loadedKeys = [key]
+        nextKey = page.nextKey
+        settled.content = .available(items)
+        settled.pagination = PaginationStatus(
+            hasMore: page.nextKey != nil, pagesLoaded: 1, totalCount: page.context.totalItems)
+        // The next page in flight belongs to the old list: its callers are told, its request is cancelled.
+        if let id = nextPage, var operation = operations[id] {
+            for call in operation.callers.entries.keys { callOperation[call] = nil }
+            operation.callers.resumeAll(with: .failure(.superseded), into: &effects)
+            abandon(id, &operation, into: &effects)
+            operations[id] = operation
+        }
+    }
+
+    /// Appends a page; returns the error that ends a pagination cycle.
+    mutating func appendPage(_ page: FetchedPage<Item, PageKey>, key: PageKey, sentAt: UInt64) -> NetworkError? {
+        // Appending must not copy every loaded item: drop the other references first, so the array is
+        // uniquely held and grows in place. Without this, N pages cost O(N²).
+        state = ListState()
+        var items = settled.content.value ?? []
+        settled.content = .idle
+        merge(page.items, into: &items, sentAt: sentAt)
+        var pagination = settled.pagination
+        pagination.pagesLoaded = pagination.pagesLoaded == .max ? .max : pagination.pagesLoaded + 1
+        pagination.totalCount = page.context.totalItems ?? pagination.totalCount
+        pagination.nextPageError = nil
+        loadedKeys.append(key)
+        nextKey = page.nextKey
+        var cycle: NetworkError?
+        if let next = nextKey, loadedKeys.contains(next) {
+            nextKey = nil
+            cycle = .invalidResponse(
+                "the next page (\(next)) was loaded before: the server's pagination has a cycle, so the list ends")
+        }
+        pagination.hasMore = nextKey != nil
+        pagination.nextPageError = cycle
+        settled.pagination = pagination
+        settled.content = cycle.map { .failure($0, previous: items) } ?? .available(items)
+        return cycle
+    }
+
+    /// Applies a completed mutation; returns whether the list changed.
+    mutating func apply(_ outcome: Outcome) -> Bool {
+        let id: Item.ID
+        let change: Change
+        switch outcome {
+        case .inserted(let item): (id, change) = (item.id, .inserted(item))
+        case .replaced(let item): (id, change) = (item.id, .replaced(item))
+        case .removed(let removed): (id, change) = (removed, .removed)
+        case .page, .unchanged: return false
+        }
+        changes[id] = (tick(), change)
+        let position = index[id]
+        if position == nil, case .inserted = change {} else if position == nil { return false }
+        // Take the items out so the array is uniquely held and changes in place.
+        state = ListState()
+        var items = settled.content.value ?? []
+        settled.content = .idle
+        switch (change, position) {
+        case (.inserted(let item), nil):
+            index[id] = items.count
+            items.append(item)
+        case (.inserted(let item), let position?), (.replaced(let item), let position?):
+            items[position] = item
+        case (.removed, let position?):
+            items.remove(at: position)
+        default: break
+        }
+        settled.content = .available(items)
+        if case .removed = change { rebuildIndex() }
+        return true
+    }
+
+    /// Merges a page: an item already listed is replaced in place (it moved between pages); a completed
+    /// mutation newer than the page wins over the page's copy.
+    mutating func merge(_ newItems: [Item], into items: inout [Item], sentAt: UInt64) {
+        for var item in newItems {
+            if let entry = changes[item.id], entry.rank > sentAt {
+                switch entry.change {
+                case .removed: continue
+                case .inserted(let newer), .replaced(let newer): item = newer
+                }
+            }
+            if let position = index[item.id] {
+                items[position] = item
+            } else {
+                index[item.id] = items.count
+                items.append(item)
+            }
+        }
+    }
+
+    /// Changes matter only to pages sent before them; with no such page in flight they are forgotten.
+    mutating func forgetSettledChanges() {
+        guard !changes.isEmpty else { return }
+        let oldest = operations.values.lazy.filter { $0.kind.isPage && !$0.isAbandoned }.map(\.sentAt).min()
+        guard let oldest else {
+            changes.removeAll()
+            return
+        }
+        changes = changes.filter { $0.value.rank > oldest }
+    }
+}
