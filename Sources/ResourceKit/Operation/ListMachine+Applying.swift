@@ -24,11 +24,9 @@ extension ListMachine {
         settled.pagination = PaginationStatus(
             hasMore: page.nextKey != nil, pagesLoaded: 1, totalCount: page.context.totalItems)
         // The next page in flight belongs to the old list: its callers are told, its request is cancelled.
-        if let id = nextPage, var operation = operations[id] {
-            for call in operation.callers.entries.keys { callOperation[call] = nil }
-            operation.callers.resumeAll(with: .failure(.superseded), into: &effects)
-            abandon(id, &operation, into: &effects)
-            operations[id] = operation
+        if let id = nextPage {
+            book.dismiss(id, with: .failure(.superseded), into: &effects)
+            nextPage = nil
         }
     }
 
@@ -69,7 +67,7 @@ extension ListMachine {
         case .removed(let removed): (id, change) = (removed, .removed)
         case .page, .unchanged: return false
         }
-        changes[id] = (tick(), change)
+        changes[id] = (book.tick(), change)
         let position = index[id]
         if position == nil, case .inserted = change {} else if position == nil { return false }
         // Take the items out so the array is uniquely held and changes in place.
@@ -113,7 +111,7 @@ extension ListMachine {
     /// Changes matter only to pages sent before them; with no such page in flight they are forgotten.
     mutating func forgetSettledChanges() {
         guard !changes.isEmpty else { return }
-        let oldest = operations.values.lazy.filter { $0.kind.isPage && !$0.isAbandoned }.map(\.sentAt).min()
+        let oldest = book.operations.values.lazy.filter { !$0.isSerial && !$0.isAbandoned }.map(\.sentAt).min()
         guard let oldest else {
             changes.removeAll()
             return

@@ -31,24 +31,9 @@ where Item.ID: Sendable {
         case first(PageKey)
         case next(PageKey, epoch: UInt64)
         case mutation
-
-        var isPage: Bool { !isMutation }
-
-        var isMutation: Bool {
-            if case .mutation = self { return true }
-            return false
-        }
     }
 
-    struct Operation {
-        var kind: Kind
-        var sentAt: UInt64
-        var callers = Callers<Outcome>()
-        var task: Task<Void, Never>?
-        var queuedWork: OperationWork<Outcome, Context>?
-        var isStarted = false
-        var isAbandoned = false
-    }
+    typealias Operation = OperationBook<Outcome, Context, Kind>.Operation
 
     /// A completed mutation that an older page must not undo.
     enum Change {
@@ -70,14 +55,9 @@ where Item.ID: Sendable {
     var loadedKeys: [PageKey] = []
     var index: [Item.ID: Int] = [:]
     var changes: [Item.ID: (rank: UInt64, change: Change)] = [:]
-    private var clock: UInt64 = 0
-    private var nextOperation: UInt64 = 0
-    var operations: [OperationID: Operation] = [:]
-    var callOperation: [CallID: OperationID] = [:]
+    var book = OperationBook<Outcome, Context, Kind>()
     private var joinableFirst: OperationID?
     var nextPage: OperationID?
-    private var runningMutation: OperationID?
-    private var mutationQueue: [OperationID] = []
 
     init(state: ListState<Item>, firstPageKey: PageKey) {
         self.state = state
@@ -91,7 +71,7 @@ where Item.ID: Sendable {
         rebuildIndex()
     }
 
-    var waitingCallerCount: Int { callOperation.count }
+    var waitingCallerCount: Int { book.waitingCallerCount }
     var items: [Item] { state.items }
 
     // MARK: Asking
@@ -101,19 +81,10 @@ where Item.ID: Sendable {
         work: @escaping OperationWork<Outcome, Context>
     ) -> Effects {
         var effects = Effects.none
-        let rank = tick()
-        if let id = joinableFirst, operations[id] != nil {
-            operations[id]?.callers.add(call, rank: rank, waiter: waiter)
-            callOperation[call] = id
+        if let id = joinableFirst, book.operations[id] != nil {
+            book.join(id, call, waiter)
         } else {
-            let id = makeOperationID()
-            var operation = Operation(kind: .first(key), sentAt: rank, isStarted: true)
-            operation.callers.add(call, rank: rank, waiter: waiter)
-            operations[id] = operation
-            callOperation[call] = id
-            joinableFirst = id
-            effects.starts.append(
-                .init(operation: id, context: .page(key), work: work, isImmediate: true, beginsFirst: false))
+            joinableFirst = book.start(.first(key), call, waiter, context: .page(key), work: work, into: &effects)
         }
         publish(settledChanged: false)
         return effects
@@ -134,19 +105,11 @@ where Item.ID: Sendable {
             effects.resume(waiter, with: .success(.unchanged))
             return effects
         }
-        let rank = tick()
-        if let id = nextPage, operations[id] != nil {
-            operations[id]?.callers.add(call, rank: rank, waiter: waiter)
-            callOperation[call] = id
+        if let id = nextPage, book.operations[id] != nil {
+            book.join(id, call, waiter)
         } else {
-            let id = makeOperationID()
-            var operation = Operation(kind: .next(key, epoch: epoch), sentAt: rank, isStarted: true)
-            operation.callers.add(call, rank: rank, waiter: waiter)
-            operations[id] = operation
-            callOperation[call] = id
-            nextPage = id
-            effects.starts.append(
-                .init(operation: id, context: .page(key), work: work, isImmediate: true, beginsFirst: false))
+            nextPage = book.start(
+                .next(key, epoch: epoch), call, waiter, context: .page(key), work: work, into: &effects)
         }
         publish(settledChanged: false)
         return effects
@@ -156,21 +119,7 @@ where Item.ID: Sendable {
         _ call: CallID, _ waiter: OperationWaiter<Outcome>, work: @escaping OperationWork<Outcome, Context>
     ) -> Effects {
         var effects = Effects.none
-        let id = makeOperationID()
-        let rank = tick()
-        var operation = Operation(kind: .mutation, sentAt: rank)
-        operation.callers.add(call, rank: rank, waiter: waiter)
-        callOperation[call] = id
-        if runningMutation == nil {
-            runningMutation = id
-            operation.isStarted = true
-            effects.starts.append(
-                .init(operation: id, context: .mutation, work: work, isImmediate: true, beginsFirst: false))
-        } else {
-            operation.queuedWork = work
-            mutationQueue.append(id)
-        }
-        operations[id] = operation
+        book.enqueueSerial(.mutation, call, waiter, context: .mutation, work: work, into: &effects)
         return effects
     }
 
@@ -178,46 +127,35 @@ where Item.ID: Sendable {
 
     mutating func cancel(_ call: CallID) -> Effects {
         var effects = Effects.none
-        guard let id = callOperation.removeValue(forKey: call), var operation = operations[id],
-            let waiter = operation.callers.remove(call)
-        else { return effects }
-        effects.resume(waiter, with: .failure(.cancelled))
-        if operation.callers.isEmpty {
-            if !operation.isStarted {
-                operations[id] = nil
-                mutationQueue.removeAll { $0 == id }
-                return effects
-            }
-            abandon(id, &operation, into: &effects)
+        if case .abandoned(let id, let operation) = book.leave(call, into: &effects) {
+            forgetInFlight(id, operation)
         }
-        operations[id] = operation
         publish(settledChanged: false)
         return effects
     }
 
     mutating func begin(_ id: OperationID) -> (shouldRun: Bool, effects: Effects) {
-        guard let operation = operations[id] else { return (false, .none) }
-        if operation.isAbandoned { return (false, finish(id, with: .failure(.cancelled))) }
-        return (true, .none)
+        switch book.begin(id) {
+        case nil: (false, .none)
+        case false?: (false, finish(id, with: .failure(.cancelled)))
+        case true?: (true, .none)
+        }
     }
 
     mutating func attach(_ task: Task<Void, Never>, to id: OperationID) -> Effects {
-        guard operations[id] != nil else { return .none }
         var effects = Effects.none
-        operations[id]?.task = task
-        if operations[id]?.isAbandoned == true { effects.cancels.append(task) }
+        book.attach(task, to: id, into: &effects)
         return effects
     }
 
     mutating func finish(_ id: OperationID, with result: Result<Outcome, NetworkError>) -> Effects {
         var effects = Effects.none
-        guard var operation = operations.removeValue(forKey: id) else { return effects }
+        guard var operation = book.finish(id, into: &effects) else { return effects }
         if joinableFirst == id { joinableFirst = nil }
         if nextPage == id { nextPage = nil }
         var settledChanged = false
         var answer = result
         if !operation.callers.isEmpty {
-            for call in operation.callers.entries.keys { callOperation[call] = nil }
             switch operation.kind {
             case .first(let key):
                 let rank = operation.callers.rank
@@ -250,13 +188,9 @@ where Item.ID: Sendable {
             }
             operation.callers.resumeAll(with: answer, into: &effects)
         }
-        if case .mutation = operation.kind {
-            // A refresh asked from now on must see what the mutation did on the server. (An abandoned
-            // mutation did this when it was abandoned.)
-            if !operation.isAbandoned { joinableFirst = nil }
-            runningMutation = nil
-            startNextMutation(into: &effects)
-        }
+        // A refresh asked from now on must see what a mutation did on the server. (An abandoned mutation did
+        // this when it was abandoned.)
+        if operation.isSerial, !operation.isAbandoned { joinableFirst = nil }
         forgetSettledChanges()
         publish(settledChanged: settledChanged)
         return effects
@@ -265,28 +199,13 @@ where Item.ID: Sendable {
     // MARK: Applying answers
 
     private var isFirstPageWanted: Bool {
-        operations.values.contains { if case .first = $0.kind { !$0.callers.isEmpty } else { false } }
+        book.operations.values.contains { if case .first = $0.kind { !$0.callers.isEmpty } else { false } }
     }
 
-    mutating func abandon(_ id: OperationID, _ operation: inout Operation, into effects: inout Effects) {
-        operation.isAbandoned = true
-        if let task = operation.task { effects.cancels.append(task) }
-        if joinableFirst == id || operation.kind.isMutation { joinableFirst = nil }
+    /// An operation that nobody waits for any more is no longer joined.
+    mutating func forgetInFlight(_ id: OperationID, _ operation: Operation) {
+        if joinableFirst == id || operation.isSerial { joinableFirst = nil }
         if nextPage == id { nextPage = nil }
-    }
-
-    private mutating func startNextMutation(into effects: inout Effects) {
-        while !mutationQueue.isEmpty {
-            let id = mutationQueue.removeFirst()
-            guard var operation = operations[id], let work = operation.queuedWork else { continue }
-            operation.queuedWork = nil
-            operation.isStarted = true
-            operations[id] = operation
-            runningMutation = id
-            effects.starts.append(
-                .init(operation: id, context: .mutation, work: work, isImmediate: false, beginsFirst: true))
-            return
-        }
     }
 
     mutating func rebuildIndex() {
@@ -299,11 +218,11 @@ where Item.ID: Sendable {
     /// Recomputes what observers see from the settled list and what is in flight.
     private mutating func publish(settledChanged: Bool) {
         var firstRank: UInt64 = 0
-        for operation in operations.values {
+        for operation in book.operations.values {
             if case .first = operation.kind { firstRank = max(firstRank, operation.callers.rank) }
         }
         let first = firstRank > settledRank
-        let next = nextPage.flatMap { operations[$0] }.map { !$0.isAbandoned } ?? false
+        let next = nextPage.flatMap { book.operations[$0] }.map { !$0.isAbandoned } ?? false
         guard settledChanged || first != shown.first || next != shown.next else { return }
         shown = (first, next)
         var display = settled
@@ -315,15 +234,5 @@ where Item.ID: Sendable {
         if first { display.content = .loading(previous: settled.content.value) }
         state = display
         version &+= 1
-    }
-
-    mutating func tick() -> UInt64 {
-        clock &+= 1
-        return clock
-    }
-
-    private mutating func makeOperationID() -> OperationID {
-        nextOperation &+= 1
-        return OperationID(raw: nextOperation)
     }
 }

@@ -16,25 +16,9 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
     typealias Outcome = ResourceOutcome<Value>
     typealias Context = Void
 
-    private enum Kind {
+    enum Kind {
         case read(RequestKey?)
         case mutation
-    }
-
-    private struct Operation {
-        var kind: Kind
-        var callers = Callers<Outcome>()
-        var task: Task<Void, Never>?
-        /// A queued mutation's work, held until the mutation before it has returned.
-        var queuedWork: OperationWork<Outcome, Void>?
-        var isStarted = false
-        /// Every caller left while the work runs; its answer goes nowhere.
-        var isAbandoned = false
-
-        var isMutation: Bool {
-            if case .mutation = kind { return true }
-            return false
-        }
     }
 
     private(set) var state: ResourceState<Value>
@@ -45,14 +29,9 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
     /// The read whose answer is `settled`, for ``ReadPolicy/skipIfLoaded``.
     private var loadedKey: RequestKey?
     private var isShowingLoading: Bool
-    private var clock: UInt64 = 0
-    private var nextOperation: UInt64 = 0
-    private var operations: [OperationID: Operation] = [:]
-    private var callOperation: [CallID: OperationID] = [:]
+    private var book = OperationBook<Outcome, Void, Kind>()
     /// Reads in flight that a new caller may join.
     private var joinable: [RequestKey: OperationID] = [:]
-    private var runningMutation: OperationID?
-    private var mutationQueue: [OperationID] = []
 
     init(state: ResourceState<Value>) {
         self.state = state
@@ -61,7 +40,7 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
         settled = if case .loading(let previous) = state { previous.map { .available($0) } ?? .idle } else { state }
     }
 
-    var waitingCallerCount: Int { callOperation.count }
+    var waitingCallerCount: Int { book.waitingCallerCount }
 
     // MARK: Asking
 
@@ -77,18 +56,11 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
             effects.resume(waiter, with: .success(.value(value)))
             return effects
         }
-        let rank = tick()
-        if let key, let id = joinable[key], operations[id] != nil {
-            operations[id]?.callers.add(call, rank: rank, waiter: waiter)
-            callOperation[call] = id
+        if let key, let id = joinable[key], book.operations[id] != nil {
+            book.join(id, call, waiter)
         } else {
-            let id = makeOperationID()
-            var operation = Operation(kind: .read(key), isStarted: true)
-            operation.callers.add(call, rank: rank, waiter: waiter)
-            operations[id] = operation
-            callOperation[call] = id
+            let id = book.start(.read(key), call, waiter, context: (), work: work, into: &effects)
             if let key { joinable[key] = id }
-            effects.starts.append(.init(operation: id, context: (), work: work, isImmediate: true, beginsFirst: false))
         }
         publish(settledChanged: false)
         return effects
@@ -100,19 +72,7 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
         work: @escaping OperationWork<Outcome, Void>
     ) -> Effects {
         var effects = Effects.none
-        let id = makeOperationID()
-        var operation = Operation(kind: .mutation)
-        operation.callers.add(call, rank: tick(), waiter: waiter)
-        callOperation[call] = id
-        if runningMutation == nil {
-            runningMutation = id
-            operation.isStarted = true
-            effects.starts.append(.init(operation: id, context: (), work: work, isImmediate: true, beginsFirst: false))
-        } else {
-            operation.queuedWork = work
-            mutationQueue.append(id)
-        }
-        operations[id] = operation
+        book.enqueueSerial(.mutation, call, waiter, context: (), work: work, into: &effects)
         publish(settledChanged: false)
         return effects
     }
@@ -121,20 +81,7 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
 
     mutating func cancel(_ call: CallID) -> Effects {
         var effects = Effects.none
-        guard let id = callOperation.removeValue(forKey: call), var operation = operations[id],
-            let waiter = operation.callers.remove(call)
-        else { return effects }
-        effects.resume(waiter, with: .failure(.cancelled))
-        if operation.callers.isEmpty {
-            if !operation.isStarted {
-                // A queued mutation that never started: nothing was sent, so it simply goes.
-                operations[id] = nil
-                mutationQueue.removeAll { $0 == id }
-                publish(settledChanged: false)
-                return effects
-            }
-            operation.isAbandoned = true
-            if let task = operation.task { effects.cancels.append(task) }
+        if case .abandoned(let id, let operation) = book.leave(call, into: &effects) {
             switch operation.kind {
             case .read(let key?) where joinable[key] == id: joinable[key] = nil
             // A mutation may already have reached the server: reads sent before it are not joined again.
@@ -142,58 +89,50 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
             default: break
             }
         }
-        operations[id] = operation
         publish(settledChanged: false)
         return effects
     }
 
     mutating func begin(_ id: OperationID) -> (shouldRun: Bool, effects: Effects) {
-        guard var operation = operations[id] else { return (false, .none) }
-        if operation.isAbandoned { return (false, finish(id, with: .failure(.cancelled))) }
-        // Sent only now: it ranks after everything asked while it waited for its turn.
-        operation.callers.rerank(tick())
-        operations[id] = operation
-        publish(settledChanged: false)
-        return (true, .none)
+        switch book.begin(id) {
+        case nil: return (false, .none)
+        case false?: return (false, finish(id, with: .failure(.cancelled)))
+        case true?:
+            publish(settledChanged: false)
+            return (true, .none)
+        }
     }
 
     mutating func attach(_ task: Task<Void, Never>, to id: OperationID) -> Effects {
-        guard operations[id] != nil else { return .none }
         var effects = Effects.none
-        operations[id]?.task = task
-        // Every caller left before the task existed: cancel it now.
-        if operations[id]?.isAbandoned == true { effects.cancels.append(task) }
+        book.attach(task, to: id, into: &effects)
         return effects
     }
 
     mutating func finish(_ id: OperationID, with result: Result<Outcome, NetworkError>) -> Effects {
         var effects = Effects.none
-        guard var operation = operations.removeValue(forKey: id) else { return effects }
+        guard var operation = book.finish(id, into: &effects) else { return effects }
         var settledChanged = false
-        if case .read(let key?) = operation.kind, joinable[key] == id { joinable[key] = nil }
+        let key: RequestKey?
+        switch operation.kind {
+        case .read(let readKey): key = readKey
+        case .mutation: key = nil
+        }
+        if let key, joinable[key] == id { joinable[key] = nil }
         if !operation.callers.isEmpty {
-            for call in operation.callers.entries.keys { callOperation[call] = nil }
             // A mutation's answer is as new as its completion: every read asked before it is older.
-            let rank = operation.isMutation ? tick() : operation.callers.rank
+            let rank = operation.isSerial ? book.tick() : operation.callers.rank
             if rank > settledRank, let landed = settledState(after: result) {
                 settled = landed
                 settledRank = rank
-                if case .read(let key) = operation.kind, case .success = result {
-                    loadedKey = key
-                } else {
-                    loadedKey = nil
-                }
+                if !operation.isSerial, case .success = result { loadedKey = key } else { loadedKey = nil }
                 settledChanged = true
             }
             operation.callers.resumeAll(with: result, into: &effects)
         }
-        if operation.isMutation {
-            // Whatever it did on the server, a read sent before it may hold the old value. (An abandoned
-            // mutation did this when it was abandoned.)
-            if !operation.isAbandoned { joinable.removeAll() }
-            runningMutation = nil
-            startNextMutation(into: &effects)
-        }
+        // Whatever a mutation did on the server, a read sent before it may hold the old value. (An abandoned
+        // mutation did this when it was abandoned.)
+        if operation.isSerial, !operation.isAbandoned { joinable.removeAll() }
         publish(settledChanged: settledChanged)
         return effects
     }
@@ -209,39 +148,14 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
         }
     }
 
-    private mutating func startNextMutation(into effects: inout Effects) {
-        while !mutationQueue.isEmpty {
-            let id = mutationQueue.removeFirst()
-            guard var operation = operations[id], let work = operation.queuedWork else { continue }
-            operation.queuedWork = nil
-            operation.isStarted = true
-            operations[id] = operation
-            runningMutation = id
-            effects.starts.append(.init(operation: id, context: (), work: work, isImmediate: false, beginsFirst: true))
-            return
-        }
-    }
-
     /// Recomputes what observers see: `loading` while a caller newer than the settled answer waits.
     private mutating func publish(settledChanged: Bool) {
         var newest: UInt64 = 0
-        for operation in operations.values {
-            newest = max(newest, operation.callers.rank)
-        }
+        for operation in book.operations.values { newest = max(newest, operation.callers.rank) }
         let loading = newest > settledRank
         guard settledChanged || loading != isShowingLoading else { return }
         isShowingLoading = loading
         state = loading ? .loading(previous: settled.value) : settled
         version &+= 1
-    }
-
-    private mutating func tick() -> UInt64 {
-        clock &+= 1
-        return clock
-    }
-
-    private mutating func makeOperationID() -> OperationID {
-        nextOperation &+= 1
-        return OperationID(raw: nextOperation)
     }
 }

@@ -1,0 +1,170 @@
+/// The bookkeeping both machines share: which callers wait on which operation, the rank clock, and the
+/// serial queue that runs mutations one after another. It decides nothing about state: ``ResourceMachine``
+/// and ``ListMachine`` do that, and call it inside the same transition.
+struct OperationBook<Outcome: Sendable, Context: Sendable, Kind> {
+    typealias Effects = OperationEffects<Outcome, Context>
+
+    struct Operation {
+        var kind: Kind
+        /// The rank at which its request was sent; a serial operation's is the moment its turn came.
+        var sentAt: UInt64
+        var callers = Callers<Outcome>()
+        var task: Task<Void, Never>?
+        /// A serial operation waiting for its turn, and the work it will run then.
+        var queued: (context: Context, work: OperationWork<Outcome, Context>)?
+        var isSerial = false
+        /// Every caller left while its work runs; its answer goes nowhere.
+        var isAbandoned = false
+    }
+
+    /// What became of an operation when one of its callers left.
+    enum Departure {
+        /// The caller was not waiting (any more).
+        case none
+        /// Other callers still wait.
+        case stillWanted(OperationID)
+        /// It was queued and never sent: it is gone.
+        case dropped(Operation)
+        /// Its work runs on with nobody waiting; its task is cancelled.
+        case abandoned(OperationID, Operation)
+    }
+
+    private(set) var operations: [OperationID: Operation] = [:]
+    private var callOperation: [CallID: OperationID] = [:]
+    private var clock: UInt64 = 0
+    private var lastID: UInt64 = 0
+    private var runningSerial: OperationID?
+    private var serialQueue: [OperationID] = []
+
+    var waitingCallerCount: Int { callOperation.count }
+
+    /// The next rank: every ask, completion and serial turn takes one.
+    mutating func tick() -> UInt64 {
+        clock &+= 1
+        return clock
+    }
+
+    /// Starts an operation for one caller; its work runs at once, on the caller's thread.
+    @discardableResult
+    mutating func start(
+        _ kind: Kind, _ call: CallID, _ waiter: OperationWaiter<Outcome>, context: Context,
+        work: @escaping OperationWork<Outcome, Context>, into effects: inout Effects
+    ) -> OperationID {
+        let id = add(kind, call, waiter)
+        effects.starts.append(.init(operation: id, context: context, work: work, isImmediate: true, beginsFirst: false))
+        return id
+    }
+
+    /// Adds a caller to an operation in flight.
+    mutating func join(_ id: OperationID, _ call: CallID, _ waiter: OperationWaiter<Outcome>) {
+        let rank = tick()
+        operations[id]?.callers.add(call, rank: rank, waiter: waiter)
+        callOperation[call] = id
+    }
+
+    /// A serial operation: it starts now when no other runs, or after every serial operation asked before it.
+    mutating func enqueueSerial(
+        _ kind: Kind, _ call: CallID, _ waiter: OperationWaiter<Outcome>, context: Context,
+        work: @escaping OperationWork<Outcome, Context>, into effects: inout Effects
+    ) {
+        let id = add(kind, call, waiter)
+        operations[id]?.isSerial = true
+        if runningSerial == nil {
+            runningSerial = id
+            effects.starts.append(
+                .init(operation: id, context: context, work: work, isImmediate: true, beginsFirst: false))
+        } else {
+            operations[id]?.queued = (context, work)
+            serialQueue.append(id)
+        }
+    }
+
+    /// A caller leaves: it is answered `.cancelled` at once. When it was the last, a queued operation is
+    /// dropped and a running one abandoned (its task cancelled).
+    mutating func leave(_ call: CallID, into effects: inout Effects) -> Departure {
+        guard let id = callOperation.removeValue(forKey: call), var operation = operations[id],
+            let waiter = operation.callers.remove(call)
+        else { return .none }
+        effects.resume(waiter, with: .failure(.cancelled))
+        guard operation.callers.isEmpty else {
+            operations[id] = operation
+            return .stillWanted(id)
+        }
+        if operation.queued != nil {
+            operations[id] = nil
+            serialQueue.removeAll { $0 == id }
+            return .dropped(operation)
+        }
+        abandon(&operation, into: &effects)
+        operations[id] = operation
+        return .abandoned(id, operation)
+    }
+
+    /// Answers every caller of an operation with `result` now and abandons it: its later answer goes nowhere.
+    mutating func dismiss(_ id: OperationID, with result: Result<Outcome, NetworkError>, into effects: inout Effects) {
+        guard var operation = operations[id] else { return }
+        for call in operation.callers.entries.keys { callOperation[call] = nil }
+        operation.callers.resumeAll(with: result, into: &effects)
+        abandon(&operation, into: &effects)
+        operations[id] = operation
+    }
+
+    /// A serial operation's turn: `nil` if it is unknown, `false` if abandoned meanwhile. Otherwise it is
+    /// sent now, so it ranks after everything asked while it waited.
+    mutating func begin(_ id: OperationID) -> Bool? {
+        guard var operation = operations[id] else { return nil }
+        if operation.isAbandoned { return false }
+        let rank = tick()
+        operation.sentAt = rank
+        operation.callers.rerank(rank)
+        operations[id] = operation
+        return true
+    }
+
+    /// The task running an operation exists now; cancel it if every caller left before.
+    mutating func attach(_ task: Task<Void, Never>, to id: OperationID, into effects: inout Effects) {
+        guard operations[id] != nil else { return }
+        operations[id]?.task = task
+        if operations[id]?.isAbandoned == true { effects.cancels.append(task) }
+    }
+
+    /// An operation's work returned: it is forgotten, and a serial one lets the next in the queue start.
+    /// The returned operation still holds its callers, for the machine to rank and answer.
+    mutating func finish(_ id: OperationID, into effects: inout Effects) -> Operation? {
+        guard let operation = operations.removeValue(forKey: id) else { return nil }
+        for call in operation.callers.entries.keys { callOperation[call] = nil }
+        if operation.isSerial, runningSerial == id {
+            runningSerial = nil
+            startNextSerial(into: &effects)
+        }
+        return operation
+    }
+
+    private mutating func startNextSerial(into effects: inout Effects) {
+        while !serialQueue.isEmpty {
+            let id = serialQueue.removeFirst()
+            guard let queued = operations[id]?.queued else { continue }
+            operations[id]?.queued = nil
+            runningSerial = id
+            effects.starts.append(
+                .init(operation: id, context: queued.context, work: queued.work, isImmediate: false, beginsFirst: true))
+            return
+        }
+    }
+
+    private mutating func add(_ kind: Kind, _ call: CallID, _ waiter: OperationWaiter<Outcome>) -> OperationID {
+        lastID &+= 1
+        let id = OperationID(raw: lastID)
+        let rank = tick()
+        var operation = Operation(kind: kind, sentAt: rank)
+        operation.callers.add(call, rank: rank, waiter: waiter)
+        operations[id] = operation
+        callOperation[call] = id
+        return id
+    }
+
+    private func abandon(_ operation: inout Operation, into effects: inout Effects) {
+        operation.isAbandoned = true
+        if let task = operation.task { effects.cancels.append(task) }
+    }
+}
