@@ -71,7 +71,18 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 }
 
 extension String {
+    /// Compares ASCII letters without case, byte by byte and without allocating: header names are compared on
+    /// every lookup, so this is on every request's path. Anything beyond ASCII compares as `lowercased()` does.
     func caseInsensitiveEquals(_ other: String) -> Bool {
-        utf8.count == other.utf8.count && lowercased() == other.lowercased()
+        guard utf8.count == other.utf8.count else { return false }
+        var isASCII = true
+        for (a, b) in zip(utf8, other.utf8) {
+            if a >= 0x80 || b >= 0x80 {
+                isASCII = false
+                break
+            }
+            if a != b, a | 0x20 != b | 0x20 || !(0x61...0x7A).contains(a | 0x20) { return false }
+        }
+        return isASCII || lowercased() == other.lowercased()
     }
 }

@@ -15,6 +15,11 @@ public struct URLSessionTransport: HTTPTransport {
     public let session: URLSession
 
     /// Creates a transport on an existing session.
+    ///
+    /// On Linux, give the session a configuration with no URL cache (`urlCache = nil`):
+    /// swift-corelibs-foundation crashes the process ("Trying to access a behaviour for a task that in not in
+    /// the registry") when a request is cancelled just as a response it would cache completes. The other
+    /// initializers take care of it.
     /// - Parameter session: The session to use.
     public init(session: URLSession) {
         self.session = session
@@ -34,8 +39,16 @@ public struct URLSessionTransport: HTTPTransport {
     }
 
     /// Creates a transport with a session built from `configuration`.
+    ///
+    /// On Linux the session gets no URL cache, whatever `configuration` says: swift-corelibs-foundation
+    /// crashes the process when a request is cancelled just as a response it would cache completes.
+    /// `configuration` itself is not changed.
     /// - Parameter configuration: The configuration.
     public init(configuration: URLSessionConfiguration) {
+        #if canImport(FoundationNetworking)
+            let configuration = (configuration.copy() as? URLSessionConfiguration) ?? configuration
+            configuration.urlCache = nil
+        #endif
         self.init(session: URLSession(configuration: configuration))
     }
 

@@ -1,0 +1,72 @@
+import Foundation
+import ResourceKit
+import ResourceKitTesting
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A TCP server on 127.0.0.1 that answers every request with one small JSON body and closes the connection
+/// (`Connection: close`), as HTTP/1.0 servers and many proxies do. It stops accepting when closed.
+final class ClosingServer: Sendable {
+    let port: UInt16
+    private let descriptor: Int32
+
+    init(body: String) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        guard bound == 0, listen(fd, 128) == 0 else { throw WaitError(description: "cannot listen") }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        port = UInt16(bigEndian: address.sin_port)
+        descriptor = fd
+        // Headers and body in two writes, the body's end marked only by the close: an HTTP/1.0 answer.
+        let head = Array("HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n".utf8)
+        let tail = Array(body.utf8)
+        Thread.detachNewThread {
+            var served: UInt32 = 0
+            while true {
+                let client = accept(fd, nil, nil)
+                guard client >= 0 else { return }
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                _ = read(client, &buffer, buffer.count)
+                // A client that cancelled may have closed its end: no SIGPIPE for that.
+                _ = head.withUnsafeBytes { send(client, $0.baseAddress, $0.count, noSignal) }
+                // A server that takes its time over the body (0 to 1 ms), so responses end at every moment.
+                served &+= 1
+                usleep(UInt32(served % 20) * 50)
+                _ = tail.withUnsafeBytes { send(client, $0.baseAddress, $0.count, noSignal) }
+                _ = closeSocket(client)
+            }
+        }
+    }
+
+    func close() {
+        _ = shutdown(descriptor, Int32(SHUT_RDWR))
+        _ = closeSocket(descriptor)
+    }
+}
+
+#if canImport(Glibc)
+    private let noSignal = Int32(MSG_NOSIGNAL)
+#else
+    private let noSignal: Int32 = 0
+#endif
+
+private func closeSocket(_ descriptor: Int32) -> Int32 {
+    #if canImport(Glibc)
+        Glibc.close(descriptor)
+    #else
+        Darwin.close(descriptor)
+    #endif
+}
