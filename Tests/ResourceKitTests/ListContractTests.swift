@@ -91,7 +91,10 @@ import Testing
         ])
     }
 
-    @Test func refreshAskedAfterACreateNeverJoinsAnOlderFirstPageLoad() async throws {
+    /// A loaded list with a refresh in flight (request 1) and a create completed after it was sent.
+    func refreshOlderThanACreate() async throws -> (
+        ListResource<RemoteItems>, ControlledTransport, Task<[Item], any Error>, Item
+    ) {
         let (list, transport) = try await loadedList()
         let older = Task { try await list.refresh() }
         await transport.waitForRequests(2)
@@ -100,6 +103,11 @@ import Testing
         await transport.waitForRequests(3)
         answerItem(transport, 2, created)
         _ = try await create.value
+        return (list, transport, older, created)
+    }
+
+    @Test func refreshAskedAfterACreateNeverJoinsAnOlderFirstPageLoad() async throws {
+        let (list, transport, older, created) = try await refreshOlderThanACreate()
         let newer = Task { try await list.refresh() }
         await transport.waitForRequests(4)
         #expect(transport.requests.map(\.httpMethod) == ["GET", "GET", "POST", "GET"])
@@ -112,14 +120,7 @@ import Testing
     }
 
     @Test func olderFirstPageThatAnswersFirstKeepsTheCreatedItem() async throws {
-        let (list, transport) = try await loadedList()
-        let older = Task { try await list.refresh() }
-        await transport.waitForRequests(2)
-        let created = Item(id: "new", n: 99)
-        let create = Task { try await list.create(created) }
-        await transport.waitForRequests(3)
-        answerItem(transport, 2, created)
-        _ = try await create.value
+        let (_, transport, older, created) = try await refreshOlderThanACreate()
         answerPage(transport, 1, items(0..<10), number: 1)
         #expect(try await older.value == items(0..<10) + [created])
     }

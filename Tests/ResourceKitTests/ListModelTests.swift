@@ -8,10 +8,6 @@ import Testing
 #endif
 
 @Suite(.timeLimit(.minutes(10))) struct ListModelTests {
-    struct Mismatch: Error, CustomStringConvertible {
-        var description: String
-    }
-
     @Test func listFollowsTheReferenceModelUnderRandomSchedules() async throws {
         for seed in ScheduleSettings.seeds {
             do {

@@ -180,6 +180,11 @@ struct ResourceModel {
     }
 }
 
+/// A schedule whose outcome differs from its model's, with the steps that led there.
+struct Mismatch: Error, CustomStringConvertible {
+    var description: String
+}
+
 enum ResourceOutcomeValue {
     case value(Post)
     case removed
@@ -195,10 +200,6 @@ enum ResourceOutcomeValue {
                 return
             }
         }
-    }
-
-    struct Mismatch: Error, CustomStringConvertible {
-        var description: String
     }
 
     func runSchedule(seed: UInt64, steps: Int) async throws {
