@@ -55,15 +55,16 @@ extension InMemoryBackend {
     }
 
     private func route(_ request: ParsedRequest, in state: inout State) -> HTTPResponse {
-        guard let (name, id) = match(request.segments), state.collections[name] != nil else {
+        guard let (name, id) = match(request.segments) else {
             return Self.error(404, "The requested resource wasn't found.")
         }
+        guard state.collections[name] != nil else { return Self.error(404, "Missing collection context.") }
         switch (request.method, id) {
         case (.get, nil): return list(name, query: request.query, url: request.url, in: state)
         case (.post, nil): return write(request, to: name, id: nil, replace: false, in: &state)
         case (.get, let id?):
             guard let record = state.collections[name]?.records[id] else { return Self.notFound() }
-            return Self.json(200, JSONValue.object(record))
+            return Self.json(200, JSONValue.object(Self.withSystemFields(record, name)))
         case (.patch, let id?): return write(request, to: name, id: id, replace: false, in: &state)
         case (.put, let id?): return write(request, to: name, id: id, replace: true, in: &state)
         case (.delete, let id?):
@@ -114,11 +115,15 @@ extension InMemoryBackend {
                 headers["Link"] =
                     "<\(components.percentEncodedPath)?\(components.percentEncodedQuery ?? "")>; rel=\"next\""
             }
-            return Self.json(
-                200, JSONValue.array(ids.compactMap { collection.records[$0].map(JSONValue.object) }), headers: headers)
+            return Self.json(200, .array(records(ids, of: collection, named: name)), headers: headers)
         }
-        let page = max(1, Int(query["page"] ?? "") ?? 1)
-        let perPage = min(1000, max(1, Int(query["perPage"] ?? "") ?? 30))
+        // As PocketBase 0.40: a page that is not a number is a 400; a perPage of 0 or less, or none, is 30.
+        guard let requestedPage = query["page"].map({ Int($0) }) ?? 1 else {
+            return Self.error(400, "Something went wrong while processing your request.")
+        }
+        let page = max(1, requestedPage)
+        let requestedPerPage = Int(query["perPage"] ?? "") ?? 30
+        let perPage = requestedPerPage <= 0 ? 30 : min(1000, requestedPerPage)
         let (skipped, overflow) = (page - 1).multipliedReportingOverflow(by: perPage)
         let ids = collection.order.dropFirst(overflow ? total : skipped).prefix(perPage)
         let skipTotal = query["skipTotal"] == "1" || query["skipTotal"] == "true"
@@ -127,7 +132,7 @@ extension InMemoryBackend {
             "perPage": .int(perPage),
             "totalItems": .int(skipTotal ? -1 : total),
             "totalPages": .int(skipTotal ? -1 : (total + perPage - 1) / perPage),
-            "items": .array(ids.compactMap { collection.records[$0].map(JSONValue.object) }),
+            "items": .array(records(ids, of: collection, named: name)),
         ])
         return Self.json(200, envelope)
     }
@@ -163,8 +168,38 @@ extension InMemoryBackend {
             let message = id == nil ? "Failed to create record." : "Failed to update record."
             return Self.json(400, .object(["status": .int(400), "message": .string(message), "data": .object(data)]))
         }
-        let stored = state.insert(record, into: name)
-        return Self.json(200, .object(state.collections[name]?.records[stored] ?? record))
+        guard let stored = state.insert(record, into: name, conflict: id == nil ? .reject : .replace) else {
+            let unique: JSONValue = .object([
+                "code": .string("validation_not_unique"), "message": .string("Value must be unique."),
+            ])
+            return Self.json(
+                400,
+                .object([
+                    "status": .int(400), "message": .string("Failed to create record."),
+                    "data": .object(["id": unique]),
+                ]))
+        }
+        return Self.json(200, .object(Self.withSystemFields(state.collections[name]?.records[stored] ?? record, name)))
+    }
+
+    private func records(_ ids: some Sequence<String>, of collection: Collection, named name: String) -> [JSONValue] {
+        ids.compactMap { collection.records[$0].map { .object(Self.withSystemFields($0, name)) } }
+    }
+
+    /// The record as PocketBase serves it: with `collectionName` and a `collectionId` derived from the name,
+    /// unless the record has its own.
+    static func withSystemFields(_ record: [String: JSONValue], _ collection: String) -> [String: JSONValue] {
+        var record = record
+        if record["collectionName"] == nil { record["collectionName"] = .string(collection) }
+        if record["collectionId"] == nil { record["collectionId"] = .string(collectionID(collection)) }
+        return record
+    }
+
+    /// A stable id in PocketBase's shape (`pbc_` and digits), the same for a name in every run.
+    static func collectionID(_ name: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return "pbc_" + String(hash % 10_000_000_000)
     }
 
     static func json(_ status: Int, _ value: JSONValue, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {

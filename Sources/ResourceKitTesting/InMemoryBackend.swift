@@ -92,7 +92,10 @@ public final class InMemoryBackend: HTTPTransport {
         }
     }
 
-    /// Stores values in a collection, creating it if needed. A value's `id` is kept; one without gets a new id.
+    /// Stores values in a collection, creating it if needed.
+    ///
+    /// A value's `id`, a string or an integer, is kept (a value seeded again under the same id replaces the
+    /// record); a value without one gets a generated id that no record in the collection has.
     /// - Parameters:
     ///   - values: The values, encoded as JSON objects.
     ///   - collection: The collection name.
@@ -100,6 +103,12 @@ public final class InMemoryBackend: HTTPTransport {
     /// - Throws: `NetworkError/encoding(_:)` when a value does not encode to a JSON object.
     @discardableResult
     public func seed<Value: Encodable>(_ values: [Value], into collection: String) throws(NetworkError) -> [String] {
+        try seed(values, into: collection, conflict: .replace)
+    }
+
+    func seed<Value: Encodable>(
+        _ values: [Value], into collection: String, conflict: State.Conflict
+    ) throws(NetworkError) -> [String] {
         var objects: [[String: JSONValue]] = []
         for value in values {
             do {
@@ -114,11 +123,12 @@ public final class InMemoryBackend: HTTPTransport {
         }
         return state.withLock { state in
             if state.collections[collection] == nil { state.collections[collection] = Collection(required: []) }
-            return objects.map { object in state.insert(object, into: collection) }
+            return objects.compactMap { object in state.insert(object, into: collection, conflict: conflict) }
         }
     }
 
-    /// Stores `count` placeholders of a type, each with its own id.
+    /// Stores `count` placeholders of a type, each with its own id: a placeholder whose id is already stored
+    /// (copies of one value, for example) gets a generated one.
     /// - Parameters:
     ///   - type: The placeholder type.
     ///   - count: How many.
@@ -129,7 +139,8 @@ public final class InMemoryBackend: HTTPTransport {
     public func seedPlaceholders<Value: Placeholdable & Encodable>(
         _ type: Value.Type, count: Int, into collection: String
     ) throws(NetworkError) -> [String] {
-        try seed(Value.placeholders(count: count), into: collection)
+        // Placeholders are often copies of one value: each gets its own id rather than replacing the last.
+        try seed(Value.placeholders(count: count), into: collection, conflict: .generateID)
     }
 
     /// The records of a collection, in creation order.
@@ -182,19 +193,48 @@ public final class InMemoryBackend: HTTPTransport {
 }
 
 extension InMemoryBackend.State {
-    mutating func insert(_ object: [String: JSONValue], into collection: String) -> String {
+    /// What to do when a stored record already has the new record's id.
+    enum Conflict {
+        /// Replace it: seeding a value again, or a write to that id.
+        case replace
+        /// Give the new record a generated id instead.
+        case generateID
+        /// Store nothing: a create with a taken id (PocketBase answers 400 `validation_not_unique`).
+        case reject
+    }
+
+    /// Stores a record and returns its id; `nil` when `conflict` is `.reject` and the id is taken.
+    ///
+    /// A string or integer `id` is kept as it is (an integer stays a JSON number); a missing or empty one gets
+    /// a 15-character generated id, never one that is already stored.
+    mutating func insert(
+        _ object: [String: JSONValue], into collection: String, conflict: Conflict = .replace
+    ) -> String? {
         var object = object
-        let id: String
-        if let given = object["id"]?.stringValue, !given.isEmpty {
-            id = given
-        } else {
-            nextID += 1
-            id = String(nextID).leftPadded(to: 15)
-            object["id"] = .string(id)
+        var id: String?
+        switch object["id"] {
+        case .string(let given) where !given.isEmpty: id = given
+        case .int(let given): id = String(given)
+        default: id = nil
         }
-        if collections[collection]?.records[id] == nil { collections[collection]?.order.append(id) }
-        collections[collection]?.records[id] = object
-        return id
+        if let given = id, collections[collection]?.records[given] != nil {
+            switch conflict {
+            case .replace: break
+            case .generateID: id = nil
+            case .reject: return nil
+            }
+        }
+        var stored = id ?? ""
+        if id == nil {
+            repeat {
+                nextID += 1
+                stored = String(nextID).leftPadded(to: 15)
+            } while collections[collection]?.records[stored] != nil
+            object["id"] = .string(stored)
+        }
+        if collections[collection]?.records[stored] == nil { collections[collection]?.order.append(stored) }
+        collections[collection]?.records[stored] = object
+        return stored
     }
 }
 
