@@ -32,6 +32,13 @@ import Testing
     @Test(arguments: nasty)
     func anyIDStaysOneSegment(id: String) async throws {
         let session = NetworkSession(baseURL: "http://h/api", transport: StubTransport())
+        guard !id.isEmpty else {
+            // An empty id would address the collection: it is refused instead.
+            await #expect(throws: NetworkError.invalidRequest("an empty id cannot be appended to 'posts'")) {
+                try await session.makeURLRequest(for: Endpoint(.get, "posts").appending(id: id))
+            }
+            return
+        }
         let request = try await session.makeURLRequest(for: Endpoint(.get, "posts").appending(id: id))
         let path = try #require(
             request.url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: false) }?.percentEncodedPath)

@@ -8,11 +8,35 @@ import Testing
 #endif
 
 @Suite(.timeLimit(.minutes(1))) struct NetworkSessionTests {
-    @Test(arguments: ["http://h/api", "http://h/api/"], ["posts", "/posts"])
+    @Test(arguments: ["http://h/api", "http://h/api/", "http://h/api//"], ["posts", "/posts", "//posts"])
     func baseURLAndPathJoinWithOneSlash(base: String, path: String) async throws {
         let session = NetworkSession(baseURL: base, transport: StubTransport())
         let request = try await session.makeURLRequest(for: Endpoint(.get, path))
         #expect(request.url?.absoluteString == "http://h/api/posts")
+    }
+
+    @Test func emptyIDIsNeverSentToTheCollection() async throws {
+        let stub = StubTransport()
+        stub.stub(.delete, "/api/posts", status: 204)
+        stub.stub(.get, "/api/posts", json: "[]")
+        let session = makeSession(stub)
+        let problem = NetworkError.invalidRequest("an empty id cannot be appended to 'posts'")
+        await #expect(throws: problem) { try await session.send(Endpoint(.delete, "posts").appending(id: "")) }
+        // A resource reading an empty id neither sends it nor shares the collection's request.
+        let resource = Resource<RemotePost>(session: session)
+        await #expect(throws: problem) { try await resource.read("") }
+        #expect(stub.requestCount == 0)
+    }
+
+    @Test func repeatedQueryKeysAndATimeoutFromTheInitializer() async throws {
+        let session = makeSession(StubTransport())
+        let endpoint = Endpoint(
+            .get, "posts", queryItems: [URLQueryItem(name: "tag", value: "a"), URLQueryItem(name: "tag", value: "b")],
+            timeout: 7)
+        let request = try await session.makeURLRequest(for: endpoint)
+        #expect(request.url?.query == "tag=a&tag=b")
+        #expect(request.timeoutInterval == 7)
+        #expect(try await session.makeURLRequest(for: Endpoint(.get, "posts", timeout: 3)).timeoutInterval == 3)
     }
 
     @Test(arguments: ["../admin", "a?b#c", "..", "50%", "with space/and slash"])
@@ -118,6 +142,11 @@ import Testing
         try await session.send(Endpoint(.delete, "posts/1"))
         let none: Post? = try await session.send(Endpoint(.get, "empty"))
         #expect(none == nil)
+        // Every optional, `Data?` included: an empty body is no data, not empty data.
+        let noData: Data? = try await session.send(Endpoint(.get, "empty"))
+        #expect(noData == nil)
+        let rawEmpty: Data = try await session.send(Endpoint(.get, "empty"))
+        #expect(rawEmpty == Data())
         let empty: EmptyResponse = try await session.send(Endpoint(.delete, "posts/1"))
         #expect(empty == EmptyResponse())
         let head = try await session.response(for: Endpoint(.head, "posts"))

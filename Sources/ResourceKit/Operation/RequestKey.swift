@@ -21,9 +21,10 @@ struct RequestKey: Hashable, Sendable {
 }
 
 extension Endpoint {
-    /// The key of an endpoint whose requests may be shared; `nil` for one with a body, which never is.
+    /// The key of an endpoint whose requests may be shared; `nil` for one with a body, or one that cannot be
+    /// sent, which never is.
     var requestKey: RequestKey? {
-        guard body == nil else { return nil }
+        guard body == nil, problem == nil else { return nil }
         let headers = self.headers.map { RequestKey.Header(name: $0.name.lowercased(), value: $0.value) }
         return RequestKey(
             method: method.rawValue,

@@ -19,6 +19,9 @@ public struct Endpoint: Sendable {
     public var body: RequestBody?
     /// A timeout for this request, overriding the transport's.
     public var timeout: TimeInterval?
+    /// Why this endpoint must not be sent, such as an empty id; sending it fails with
+    /// ``NetworkError/invalidRequest(_:)`` before any request is built.
+    var problem: String?
 
     /// Creates an endpoint.
     /// - Parameters:
@@ -28,27 +31,59 @@ public struct Endpoint: Sendable {
     ///   - query: Query items as name–value pairs, in name order.
     ///   - headers: Headers for this request.
     ///   - body: The request body.
+    ///   - timeout: A timeout for this request, overriding the transport's.
     public init(
         _ method: HTTPMethod = .get,
         _ path: String,
         query: [String: String] = [:],
         headers: HTTPHeaders = HTTPHeaders(),
-        body: RequestBody? = nil
+        body: RequestBody? = nil,
+        timeout: TimeInterval? = nil
+    ) {
+        self.init(
+            method, path,
+            queryItems: query.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) },
+            headers: headers, body: body, timeout: timeout)
+    }
+
+    /// Creates an endpoint with query items in the given order, repeated names included
+    /// (`?tag=a&tag=b`).
+    /// - Parameters:
+    ///   - method: The HTTP method; `GET` by default.
+    ///   - path: The path relative to the base URL, or an absolute URL string.
+    ///   - queryItems: The query items, in order.
+    ///   - headers: Headers for this request.
+    ///   - body: The request body.
+    ///   - timeout: A timeout for this request, overriding the transport's.
+    public init(
+        _ method: HTTPMethod = .get,
+        _ path: String,
+        queryItems: [URLQueryItem],
+        headers: HTTPHeaders = HTTPHeaders(),
+        body: RequestBody? = nil,
+        timeout: TimeInterval? = nil
     ) {
         self.method = method
         self.path = Self.isAbsolute(path) ? path : URLBuilder.sanitizePath(path)
-        self.queryItems = query.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
+        self.queryItems = queryItems
         self.headers = headers
         self.body = body
-        self.timeout = nil
+        self.timeout = timeout
     }
 
     /// Returns this endpoint with one more path segment holding `id`, percent-encoded so that it stays one
     /// segment whatever it contains (`../admin` and `a?b#c` included).
+    ///
+    /// An empty id would address the collection itself (a `DELETE` of `posts/` instead of one post), so the
+    /// endpoint it returns fails with ``NetworkError/invalidRequest(_:)`` when sent.
     /// - Parameter id: The value to place in the path.
     /// - Returns: The extended endpoint.
     public func appending(id: some CustomStringConvertible) -> Endpoint {
         var copy = self
+        guard !id.description.isEmpty else {
+            copy.problem = copy.problem ?? "an empty id cannot be appended to '\(path)'"
+            return copy
+        }
         let segment = Self.encodeSegment(id.description)
         copy.path = path.hasSuffix("/") ? path + segment : path + "/" + segment
         return copy

@@ -14,8 +14,10 @@ extension NetworkSession {
     /// case-insensitively, so an explicit `Content-Type` is never overwritten.
     /// - Parameter endpoint: The endpoint.
     /// - Returns: The request.
-    /// - Throws: ``NetworkError/invalidURL(_:)`` or ``NetworkError/encoding(_:)``.
+    /// - Throws: ``NetworkError/invalidURL(_:)``, ``NetworkError/encoding(_:)``, or
+    ///   ``NetworkError/invalidRequest(_:)`` for an endpoint that cannot be sent (an empty id).
     public nonisolated func makeURLRequest(for endpoint: Endpoint) async throws(NetworkError) -> URLRequest {
+        if let problem = endpoint.problem { throw .invalidRequest(problem) }
         let url: URL
         if Endpoint.isAbsolute(endpoint.path) {
             url = try URLBuilder.url(absolute: endpoint.path, query: endpoint.queryItems)
@@ -79,8 +81,10 @@ enum URLBuilder {
         }
         let basePath = components.percentEncodedPath
         let relative = sanitizePath(path)
-        let trimmedBase = basePath.hasSuffix("/") ? String(basePath.dropLast()) : basePath
-        let trimmedRelative = relative.hasPrefix("/") ? String(relative.dropFirst()) : relative
+        // Exactly one slash at the join, however many either side has (`/api//` + `//posts` is `/api/posts`).
+        // Slashes inside the base path or the endpoint's path are kept as they are.
+        let trimmedBase = String(basePath.reversed().drop { $0 == "/" }.reversed())
+        let trimmedRelative = String(relative.drop { $0 == "/" })
         if !trimmedRelative.isEmpty {
             components.percentEncodedPath = trimmedBase + "/" + trimmedRelative
         }

@@ -138,15 +138,18 @@ public actor NetworkSession {
         _ type: Response.Type,
         from response: HTTPResponse
     ) throws(NetworkError) -> Response {
-        if let data = response.body as? Response { return data }
+        // An empty body is checked first, so that `Data?` decodes it to `nil` like every optional, not to
+        // `Optional(Data())`.
         if response.body.isEmpty {
             if let empty = Response.self as? any EmptyBodyRepresentable.Type,
                 let value = empty.emptyBodyValue as? Response
             {
                 return value
             }
+            if let data = response.body as? Response { return data }
             throw .decoding(type: "\(Response.self)", codingPath: "", message: "the response body is empty")
         }
+        if let data = response.body as? Response { return data }
         do {
             return try decoder.decode(Response.self, from: response.body)
         } catch let error as DecodingError {
