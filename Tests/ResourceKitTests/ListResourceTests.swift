@@ -98,15 +98,26 @@ struct PageEnvelopeBody: Encodable {
         #expect(list.items.count == 25)
     }
 
+    /// The backend's answers without their `X-Total-Count`, for a server that sends no total.
+    struct WithoutTotals: HTTPTransport {
+        let backend: InMemoryBackend
+        func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
+            var response = try await backend.send(request)
+            response.headers["X-Total-Count"] = nil
+            return response
+        }
+    }
+
     @Test func withoutTotalsAShortOrEmptyPageEndsTheList() async throws {
         let short = try backend(with: 25)
-        let list = ListResource<RemoteBareItems>(session: makeSession(short), request: ())
+        let list = ListResource<RemoteBareItems>(session: makeSession(WithoutTotals(backend: short)), request: ())
         try await list.loadAll()
         #expect(short.requestLog.map { $0.query["offset"] } == ["0", "10", "20"])
         #expect(list.items == items(0..<25))
 
         let exact = try backend(with: 20)
-        let exactList = ListResource<RemoteBareItems>(session: makeSession(exact), request: ())
+        let exactList = ListResource<RemoteBareItems>(
+            session: makeSession(WithoutTotals(backend: exact)), request: ())
         try await exactList.loadAll()
         #expect(exact.requestLog.map { $0.query["offset"] } == ["0", "10", "20"])
         #expect(exactList.items == items(0..<20))
@@ -206,6 +217,50 @@ struct PageEnvelopeBody: Encodable {
         // The next page after the refresh is page 2 of the new list.
         try await list.loadNextPage()
         #expect(stub.requests.last?.url?.query?.contains("page=2") == true)
+    }
+
+    @Test func relativeLinksResolveAgainstTheRequestWhenTheTransportGivesNoURL() async throws {
+        let stub = StubTransport()
+        stub.stub(.get, "/api/items") { request async throws(NetworkError) -> HTTPResponse in
+            let query = URLComponents(url: request.url!, resolvingAgainstBaseURL: false)?.queryItems ?? []
+            let offset = Int(query.first { $0.name == "offset" }?.value ?? "0") ?? 0
+            let page = items(offset..<min(30, offset + 10))
+            var headers: HTTPHeaders = [:]
+            if offset + 10 < 30 { headers["Link"] = "</api/items?limit=10&offset=\(offset + 10)>; rel=\"next\"" }
+            // No `url:` in the response, as a custom transport may well answer.
+            return HTTPResponse(statusCode: 200, headers: headers, body: try! JSONEncoder().encode(page))
+        }
+        let list = ListResource<RemoteLinkedItems>(session: makeSession(stub), request: ())
+        try await list.loadAll()
+        #expect(list.items == items(0..<30))
+    }
+
+    @Test func offsetPagesReadXTotalCountAndEndWithoutAnEmptyRequest() async throws {
+        let backend = try backend(with: 30)
+        let list = ListResource<RemoteBareItems>(session: makeSession(backend), request: ())
+        try await list.loadAll()
+        #expect(list.items == items(0..<30))
+        #expect(list.pagination.totalCount == 30)
+        #expect(backend.requestLog.count == 3)
+    }
+
+    @Test func offsetPagesSurviveAServerThatCapsTheLimit() async throws {
+        let stub = StubTransport()
+        stub.stub(.get, "/api/items") { request async throws(NetworkError) -> HTTPResponse in
+            let query = URLComponents(url: request.url!, resolvingAgainstBaseURL: false)?.queryItems ?? []
+            let offset = Int(query.first { $0.name == "offset" }?.value ?? "0") ?? 0
+            // Asked for 10, it sends at most 4.
+            let page = items(offset..<min(12, offset + 4))
+            return HTTPResponse(
+                statusCode: 200, headers: ["X-Total-Count": "12"], body: try! JSONEncoder().encode(page))
+        }
+        let list = ListResource<RemoteBareItems>(session: makeSession(stub), request: ())
+        try await list.loadAll()
+        #expect(list.items == items(0..<12))
+        #expect(
+            stub.requests.map { $0.url?.query ?? "" } == [
+                "offset=0&limit=10", "offset=4&limit=10", "offset=8&limit=10",
+            ])
     }
 
     @Test func itemMovedToTheNextPageAppearsOnce() async throws {
@@ -339,6 +394,9 @@ struct PageEnvelopeBody: Encodable {
         (#"<https://a/b?page=2>; rel=next"#, "https://a/b?page=2"),
         (#"</items?cursor=abc>; rel="next""#, "https://a/items?cursor=abc"),
         (#"<https://a/b?x=1,2>; title="a, b; c"; rel="prev next""#, "https://a/b?x=1,2"),
+        // Escaped quotes and backslashes inside a quoted string do not end it.
+        (#"<https://a/b?p=2>; title="say \"hi\""; rel="next""#, "https://a/b?p=2"),
+        (#"<https://a/b?p=1>; title="a \\"; rel="prev", <https://a/b?p=3>; rel="next""#, "https://a/b?p=3"),
     ])
     func nextLinkIsFound(header: String, expected: String) {
         #expect(LinkHeader.url(forRelation: "next", in: header, relativeTo: base)?.absoluteString == expected)

@@ -37,10 +37,22 @@ public enum LinkHeader {
                 if scanner.first == "=" {
                     scanner = scanner.dropFirst().drop { $0 == " " }
                     if scanner.first == "\"" {
+                        // An RFC 9110 quoted-string: a backslash escapes the next character, `\"` included.
                         scanner = scanner.dropFirst()
-                        let quoted = scanner.prefix { $0 != "\"" }
-                        parameterValue = String(quoted)
-                        scanner = scanner.dropFirst(quoted.count).dropFirst()
+                        var isEscaped = false
+                        while let character = scanner.first {
+                            scanner = scanner.dropFirst()
+                            if isEscaped {
+                                parameterValue.append(character)
+                                isEscaped = false
+                            } else if character == "\\" {
+                                isEscaped = true
+                            } else if character == "\"" {
+                                break
+                            } else {
+                                parameterValue.append(character)
+                            }
+                        }
                     } else {
                         let token = scanner.prefix { $0 != ";" && $0 != "," }
                         parameterValue = token.trimmingCharacters(in: .whitespaces)

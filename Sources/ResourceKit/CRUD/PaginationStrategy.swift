@@ -115,8 +115,11 @@ public struct PageNumberPagination: PaginationStrategy {
 
 /// Offset and limit, as in `?offset=100&limit=50`.
 ///
-/// The list ends at an empty page, when the offset reaches `totalItems` (if the server sends it), or at a
-/// page shorter than the limit.
+/// The next offset is the current one plus the number of items the server actually returned, so a server
+/// that caps `limit` below the one asked for loses nothing. The list ends at an empty page, or when the next
+/// offset reaches the total the server sends (`totalItems` in the body, or an `X-Total-Count` header): with a
+/// total, a list whose size is a multiple of the limit needs no extra empty request. Without a total, a page
+/// shorter than the limit ends the list, since nothing then tells a capped page from the last one.
 public struct OffsetPagination: PaginationStrategy {
     /// Items per page.
     public var limit: Int

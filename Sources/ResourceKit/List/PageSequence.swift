@@ -31,8 +31,10 @@ extension NetworkSession {
     ) async throws(NetworkError) -> FetchedPage<Response.Item, Strategy.PageKey> {
         let response = try await response(for: pagination.endpoint(endpoint, for: key))
         let page = try decode(Response.self, from: response)
+        // A total in the body wins; many APIs that page over bare arrays send it as `X-Total-Count`.
+        let totalItems = page.totalItemCount ?? response.headers["X-Total-Count"].flatMap { Int($0) }
         let context = PageContext(
-            itemCount: page.pageItems.count, totalItems: page.totalItemCount, totalPages: page.totalPageCount,
+            itemCount: page.pageItems.count, totalItems: totalItems, totalPages: page.totalPageCount,
             nextCursor: page.nextCursor, headers: response.headers, url: response.url)
         var next = pagination.nextPageKey(after: key, context: context)
         // A server that answers with the same key again would page forever.

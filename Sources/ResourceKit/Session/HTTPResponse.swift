@@ -8,7 +8,8 @@ public struct HTTPResponse: Sendable, Equatable {
     public var headers: HTTPHeaders
     /// The body; empty for `204`, `205` and `HEAD`.
     public var body: Data
-    /// The URL of the request this answers, when the transport knows it.
+    /// The URL of the request this answers. ``NetworkSession`` fills it in with the URL it sent when the
+    /// transport reports none, so relative `Link` headers always have a base.
     public var url: URL?
 
     /// Creates a response.

@@ -112,7 +112,9 @@ public actor NetworkSession {
         if Task.isCancelled { throw .cancelled }
         let start = ContinuousClock.now
         do {
-            let response = try await transport.send(request)
+            var response = try await transport.send(request)
+            // A transport that reports no URL answered the request sent: relative `Link`s resolve against it.
+            if response.url == nil { response.url = request.url }
             if logger.minimumLevel <= .debug {
                 logger.log(
                     .debug,
