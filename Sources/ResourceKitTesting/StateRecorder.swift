@@ -8,7 +8,8 @@ public import ResourceKit
 /// let states = try await recorder.waitForCount(3)
 /// #expect(states == [.idle, .loading(previous: nil), .available(post)])
 /// ```
-/// Waits end with a ``StateRecorderTimeout`` that lists the states seen, instead of hanging.
+/// Waits end with a ``StateRecorderTimeout`` that lists the states seen, instead of hanging: at their timeout,
+/// or at once when the stream finishes (its resource was released) before the states arrive.
 public final class StateRecorder<State: Sendable>: Sendable {
     private struct Waiter {
         var isSatisfied: @Sendable ([State]) -> Bool
@@ -40,7 +41,19 @@ public final class StateRecorder<State: Sendable>: Sendable {
                 }
                 for (waiter, states) in ready { waiter.continuation.resume(returning: .success(states)) }
             }
-            storage.withLock { $0.isFinished = true }
+            // The stream finished: nothing more will arrive, so every wait still open fails now.
+            let unmet: [(Waiter, [State])] = storage.withLock { storage in
+                storage.isFinished = true
+                defer { storage.waiters.removeAll() }
+                return storage.waiters.values.map { ($0, storage.states) }
+            }
+            for (waiter, states) in unmet {
+                waiter.continuation.resume(
+                    returning: .failure(
+                        StateRecorderTimeout(
+                            expected: waiter.description, timeout: .zero, seen: states.map { "\($0)" },
+                            isStreamFinished: true)))
+            }
         }
         task.withLock { $0 = consumer }
     }
@@ -75,14 +88,20 @@ public final class StateRecorder<State: Sendable>: Sendable {
             return storage.nextID
         }
         let result = await withCheckedContinuation { continuation in
-            let immediate: [State]? = storage.withLock { storage in
-                if condition(storage.states) { return storage.states }
+            let immediate: Result<[State], StateRecorderTimeout>? = storage.withLock { storage in
+                if condition(storage.states) { return .success(storage.states) }
+                if storage.isFinished {
+                    return .failure(
+                        StateRecorderTimeout(
+                            expected: description, timeout: .zero, seen: storage.states.map { "\($0)" },
+                            isStreamFinished: true))
+                }
                 storage.waiters[id] = Waiter(
                     isSatisfied: condition, continuation: continuation, description: description)
                 return nil
             }
             if let immediate {
-                continuation.resume(returning: .success(immediate))
+                continuation.resume(returning: immediate)
                 return
             }
             Task { [storage] in
@@ -143,12 +162,26 @@ public struct StateRecorderTimeout: Error, Sendable, Equatable, CustomStringConv
     public var timeout: Duration
     /// The states recorded, described.
     public var seen: [String]
+    /// Whether the stream finished (its resource was released) before the states arrived.
+    public var isStreamFinished: Bool
+
+    init(expected: String, timeout: Duration, seen: [String], isStreamFinished: Bool = false) {
+        self.expected = expected
+        self.timeout = timeout
+        self.seen = seen
+        self.isStreamFinished = isStreamFinished
+    }
 
     /// Says what was awaited and lists the states seen.
     public var description: String {
         let prefix =
-            timeout == .zero
-            ? "Recorded states differ from \(expected)" : "Timed out after \(timeout) waiting for \(expected)"
+            if isStreamFinished {
+                "The stream finished before \(expected)"
+            } else if timeout == .zero {
+                "Recorded states differ from \(expected)"
+            } else {
+                "Timed out after \(timeout) waiting for \(expected)"
+            }
         return "\(prefix); saw \(seen.count) state(s): [\(seen.joined(separator: ", "))]"
     }
 }

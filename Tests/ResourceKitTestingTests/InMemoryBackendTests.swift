@@ -227,6 +227,44 @@ struct PocketBaseNote: Readable {
         #expect(try #require(error).description.hasPrefix("Recorded states differ"))
     }
 
+    @Test func waitsEndAsSoonAsTheStreamFinishes() async throws {
+        var resource: Resource<RemoteNote>? = Resource<RemoteNote>(state: .idle)
+        let recorder = try #require(resource).recordStates()
+        try await recorder.waitForCount(1)
+        let registered = AsyncLatch()
+        let started = ContinuousClock.now
+        let waiting = Task { () throws(StateRecorderTimeout) -> [ResourceState<Note>] in
+            try await recorder.wait(timeout: .seconds(30), for: "3 states") { states in
+                registered.open()  // the condition is first asked as the wait registers
+                return states.count >= 3
+            }
+        }
+        try await registered.wait()
+        resource = nil
+        let error = await #expect(throws: StateRecorderTimeout.self) { try await waiting.value }
+        #expect(try #require(error).isStreamFinished)
+        #expect(try #require(error).description.hasPrefix("The stream finished before 3 states"))
+        // Far sooner than the 30 s timeout.
+        #expect(ContinuousClock.now - started < .seconds(10))
+        // A wait that starts after the end fails at once too.
+        let late = await #expect(throws: StateRecorderTimeout.self) {
+            try await recorder.expect([.idle, .loading(previous: nil)], timeout: .seconds(30))
+        }
+        #expect(try #require(late).isStreamFinished)
+    }
+
+    @Test func placeholderListNeedsNoNetwork() async throws {
+        let list = ListResource<RemoteNotes>.placeholder(count: 3)
+        #expect(list.items.map(\.id) == ["n000", "n001", "n002"])
+        #expect(list.pagination == PaginationStatus(hasMore: false, pagesLoaded: 1, totalCount: 3))
+        let skeleton = ListResource<RemoteNotes>.placeholder(count: 2, isLoading: true)
+        #expect(skeleton.state == .loading(previous: Note.placeholders(count: 2)))
+        // At the end of its one page, a next page costs nothing; a refresh has no network to go to.
+        #expect(try await list.loadNextPage().count == 3)
+        await #expect(throws: NetworkError.self) { try await list.refresh() }
+        #expect(list.items.count == 3)
+    }
+
     @Test func placeholderListIsReadyForPreviews() {
         let list = ListResource<RemoteNotes>(
             request: (),

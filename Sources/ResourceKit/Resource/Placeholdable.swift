@@ -20,3 +20,35 @@ extension Resource where Value: Placeholdable {
     /// - Returns: The resource, `.available(placeholder)`.
     public static func placeholder() -> Resource { Resource(state: .available(Value.placeholder)) }
 }
+
+extension ListResource where Item: Placeholdable {
+    /// A list that shows `count` placeholders and never touches the network, for previews and loading
+    /// skeletons. Every operation fails with ``NetworkError/transport(code:message:)``
+    /// (`notConnectedToInternet`).
+    /// - Parameters:
+    ///   - request: What selects the list.
+    ///   - count: How many placeholders; 10 by default.
+    ///   - isLoading: Show them as `loading(previous:)` instead of `available`, as a skeleton.
+    /// - Returns: The list, one page loaded and no more to load.
+    public static func placeholder(request: Remote.ListRequest, count: Int = 10, isLoading: Bool = false)
+        -> ListResource
+    {
+        let items = Item.placeholders(count: count)
+        return ListResource(
+            request: request,
+            state: ListState(
+                content: isLoading ? .loading(previous: items) : .available(items),
+                pagination: PaginationStatus(hasMore: false, pagesLoaded: 1, totalCount: items.count)))
+    }
+}
+
+extension ListResource where Item: Placeholdable, Remote.ListRequest == Void {
+    /// A list that shows `count` placeholders and never touches the network, for previews.
+    /// - Parameters:
+    ///   - count: How many placeholders; 10 by default.
+    ///   - isLoading: Show them as `loading(previous:)` instead of `available`, as a skeleton.
+    /// - Returns: The list.
+    public static func placeholder(count: Int = 10, isLoading: Bool = false) -> ListResource {
+        placeholder(request: (), count: count, isLoading: isLoading)
+    }
+}
