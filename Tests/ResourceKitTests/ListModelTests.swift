@@ -38,7 +38,8 @@ import Testing
             } catch {
                 throw Mismatch(
                     description: "after \(log.joined(separator: "; ")): expected \(requests) requests and \(waiting) "
-                        + "waiting, saw \(transport.requestCount) and \(list.waitingCallerCount)")
+                        + "waiting, saw \(transport.requestCount) and \(list.waitingCallerCount); machine: \(list.machineDescription)"
+                )
             }
         }
         func check(_ call: Int, _ expected: NetworkError) async throws {

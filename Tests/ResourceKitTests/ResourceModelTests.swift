@@ -224,7 +224,8 @@ enum ResourceOutcomeValue {
             } catch {
                 throw Mismatch(
                     description: "after \(log.joined(separator: "; ")): expected \(expectedRequests) requests and "
-                        + "\(expectedWaiting) waiting, saw \(transport.requestCount) and \(resource.waitingCallerCount)"
+                        + "\(expectedWaiting) waiting, saw \(transport.requestCount) and \(resource.waitingCallerCount); "
+                        + "machine: \(resource.machineDescription)"
                 )
             }
         }

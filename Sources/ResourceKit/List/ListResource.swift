@@ -83,6 +83,9 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
 
     /// How many callers wait for operations in flight, a shared page counted once per caller.
     public var waitingCallerCount: Int { machineWaitingCallerCount }
+
+    /// The state machine's whole state, for the package's tests to say why a schedule is stuck.
+    package var machineDescription: String { describedMachine }
 }
 
 extension ListResource: MachineHost {}

@@ -151,6 +151,9 @@ extension MachineHost {
         return stream
     }
 
+    /// The machine's whole state, for a test that needs to say why it is stuck.
+    var describedMachine: String { storage.withLock { String(describing: $0.machine) } }
+
     /// How many streams are registered.
     var registeredObserverCount: Int { storage.withLock { $0.observers.count } }
 

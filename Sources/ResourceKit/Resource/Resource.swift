@@ -72,6 +72,9 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
 
     /// How many callers are waiting for operations in flight, shared reads counted once per caller.
     public var waitingCallerCount: Int { machineWaitingCallerCount }
+
+    /// The state machine's whole state, for the package's tests to say why a schedule is stuck.
+    package var machineDescription: String { describedMachine }
 }
 
 extension Resource: MachineHost {}
