@@ -233,10 +233,7 @@ struct ParsedRequest {
         method = HTTPMethod(rawValue: request.httpMethod ?? "GET")
         url = request.url
         let components = request.url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: true) }
-        let encodedPath = components?.percentEncodedPath ?? ""
-        segments = encodedPath.split(separator: "/", omittingEmptySubsequences: true).map {
-            String($0).removingPercentEncoding ?? String($0)
-        }
+        segments = decodedSegments(components?.percentEncodedPath ?? "")
         var query: [String: String] = [:]
         for item in components?.queryItems ?? [] { query[item.name] = item.value ?? "" }
         self.query = query
@@ -248,4 +245,17 @@ struct ParsedRequest {
         recorded = InMemoryBackend.RecordedRequest(
             method: method, path: "/" + segments.joined(separator: "/"), query: query, headers: headers, body: body)
     }
+}
+
+/// The segments of a percent-encoded path, each decoded: `/groups/a%20b` is `["groups", "a b"]`.
+func decodedSegments(_ encodedPath: String) -> [String] {
+    encodedPath.split(separator: "/", omittingEmptySubsequences: true).map {
+        String($0).removingPercentEncoding ?? String($0)
+    }
+}
+
+/// The path as ``StubTransport`` and ``InMemoryBackend/requestLog`` compare and record it: decoded segments
+/// joined by `/`, with one leading slash.
+func decodedPath(_ encodedPath: String) -> String {
+    "/" + decodedSegments(encodedPath).joined(separator: "/")
 }

@@ -23,7 +23,7 @@ public final class InMemoryBackend: HTTPTransport {
     public struct RecordedRequest: Sendable, Equatable {
         /// The method.
         public var method: HTTPMethod
-        /// The URL path, percent-decoded.
+        /// The URL path, percent-decoded, as ``StubTransport`` matches it.
         public var path: String
         /// The query items.
         public var query: [String: String]

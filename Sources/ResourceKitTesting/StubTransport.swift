@@ -36,12 +36,16 @@ public final class StubTransport: HTTPTransport {
     public init() {}
 
     /// Answers `method path` with a computed response. A later stub for the same route replaces it.
+    ///
+    /// Paths are compared decoded, as ``InMemoryBackend/requestLog`` records them: a stub for `/groups/a b`
+    /// (or `/groups/a%20b`) answers a request for `/groups/a%20b`.
     /// - Parameters:
     ///   - method: The HTTP method.
     ///   - path: The URL path to match, such as `/api/posts/1`; the query is not compared.
     ///   - responder: Produces the response; it may wait, throw, or look at the request.
     public func stub(_ method: HTTPMethod, _ path: String, responder: @escaping Responder) {
         state.withLock { state in
+            let path = decodedPath(path)
             state.routes.removeAll { $0.method == method && $0.path == path }
             state.routes.append(Route(method: method, path: path, responder: responder))
         }
@@ -140,7 +144,8 @@ public final class StubTransport: HTTPTransport {
     /// Finds the stub for the request and runs it.
     public func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
         let method = HTTPMethod(rawValue: request.httpMethod ?? "GET")
-        let path = request.url.map { URLComponents(url: $0, resolvingAgainstBaseURL: true)?.percentEncodedPath ?? "" }
+        let path = decodedPath(
+            request.url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: true)?.percentEncodedPath } ?? "")
         let (route, ready) = state.withLock { state in
             state.requests.append(request)
             let count = state.requests.count

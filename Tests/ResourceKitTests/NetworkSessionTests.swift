@@ -15,6 +15,22 @@ import Testing
         #expect(request.url?.absoluteString == "http://h/api/posts")
     }
 
+    @Test func stubsAndTheRequestLogUseOneDecodedPath() async throws {
+        let stub = StubTransport()
+        stub.stub(.get, "/api/groups/a b", json: #"{"id":"a b","title":"spaced","body":""}"#)
+        stub.stub(.get, "/api/groups/c%2Bd", json: #"{"id":"c+d","title":"plus","body":""}"#)
+        let session = makeSession(stub)
+        let spaced: Post = try await session.send(Endpoint(.get, "groups").appending(id: "a b"))
+        #expect(spaced.title == "spaced")
+        let plus: Post = try await session.send(Endpoint(.get, "groups").appending(id: "c+d"))
+        #expect(plus.title == "plus")
+
+        let backend = InMemoryBackend(basePath: "/api")
+        try backend.seed([Post(id: "a b", title: "spaced")], into: "groups")
+        _ = try await makeSession(backend).data(for: Endpoint(.get, "groups").appending(id: "a b"))
+        #expect(backend.requestLog.last?.path == "/api/groups/a b")
+    }
+
     @Test func emptyIDIsNeverSentToTheCollection() async throws {
         let stub = StubTransport()
         stub.stub(.delete, "/api/posts", status: 204)
