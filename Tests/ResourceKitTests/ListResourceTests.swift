@@ -171,7 +171,7 @@ struct PageEnvelopeBody: Encodable {
         _ = try? await list.loadNextPage()
         let before = list.listState
         #expect(before.content.error?.statusCode == 500)
-        backend.setLatency(.seconds(30))
+        backend.setLatency(.seconds(3600))
         let recorder = list.recordStates()
         let task = Task { try await list.loadNextPage() }
         try await recorder.waitForCount(2)

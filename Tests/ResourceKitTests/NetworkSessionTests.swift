@@ -217,7 +217,8 @@ import Testing
 
     @Test func cancellingTheCallerCancelsTheTransport() async throws {
         let stub = StubTransport()
-        stub.stub(.get, "/api/slow", status: 204, delay: .seconds(30))
+        // Held until cancelled: no delay that a slow machine could outlast.
+        stub.stub(.get, "/api/slow", status: 204, heldBy: AsyncLatch())
         let session = makeSession(stub)
         let task = Task { try await session.send(Endpoint(.get, "slow")) }
         await stub.waitForRequests(1)

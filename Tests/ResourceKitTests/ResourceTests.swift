@@ -94,7 +94,7 @@ import Testing
     ])
     func cancellingTheOnlyReaderRestoresTheState(initial: ResourceState<Post>) async throws {
         let stub = StubTransport()
-        stub.stub(.get, "/api/posts/2", json: json(w), delay: .seconds(30))
+        stub.stub(.get, "/api/posts/2", json: json(w), heldBy: AsyncLatch())
         let resource = Resource<RemotePost>(session: makeSession(stub), state: initial)
         let recorder = resource.recordStates()
         let task = Task { try await resource.read("2") }
