@@ -25,7 +25,10 @@ let package = Package(
         ),
         .target(name: "HeapUsage", path: "Benchmarks/HeapUsage"),
         .testTarget(name: "ResourceKitTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
-        .testTarget(name: "ResourceKitTestingTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
+        .testTarget(
+            name: "ResourceKitTestingTests", dependencies: ["ResourceKit", "ResourceKitTesting"],
+            // Read from the source tree by PocketBaseParityTests; Scripts/capture-pocketbase writes them.
+            exclude: ["Captures"]),
         .testTarget(name: "ReadmeTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
         .testTarget(name: "IntegrationTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
     ],
