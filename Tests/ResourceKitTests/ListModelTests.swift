@@ -32,7 +32,7 @@ import Testing
             let requests = model.startedCount
             let waiting = model.waitingCount
             do {
-                try await waitUntil("\(requests) requests and \(waiting) waiting callers", timeout: .seconds(30)) {
+                try await waitUntil("\(requests) requests and \(waiting) waiting callers", timeout: .seconds(120)) {
                     transport.requestCount == requests && list.waitingCallerCount == waiting
                 }
             } catch {

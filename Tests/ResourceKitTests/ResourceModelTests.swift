@@ -217,7 +217,7 @@ enum ResourceOutcomeValue {
             let expectedWaiting = model.waitingCount
             do {
                 try await waitUntil(
-                    "\(expectedRequests) requests and \(expectedWaiting) waiting callers", timeout: .seconds(30)
+                    "\(expectedRequests) requests and \(expectedWaiting) waiting callers", timeout: .seconds(120)
                 ) {
                     transport.requestCount == expectedRequests && resource.waitingCallerCount == expectedWaiting
                 }
