@@ -15,21 +15,8 @@ final class ClosingServer: Sendable {
     private let descriptor: Int32
 
     init(body: String) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        guard bound == 0, listen(fd, 128) == 0 else { throw WaitError(description: "cannot listen") }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        port = UInt16(bigEndian: address.sin_port)
-        descriptor = fd
+        (descriptor, port) = try listenOnLoopback()
+        let fd = descriptor
         // Headers and body in two writes, the body's end marked only by the close: an HTTP/1.0 answer.
         let head = Array("HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n".utf8)
         let tail = Array(body.utf8)

@@ -16,21 +16,8 @@ final class SilentServer: Sendable {
     let accepted = AsyncLatch()
 
     init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        guard bound == 0, listen(fd, 8) == 0 else { throw WaitError(description: "cannot listen") }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        port = UInt16(bigEndian: address.sin_port)
-        descriptor = fd
+        (descriptor, port) = try listenOnLoopback()
+        let fd = descriptor
         let accepted = accepted
         Thread.detachNewThread {
             let client = accept(fd, nil, nil)
@@ -42,6 +29,24 @@ final class SilentServer: Sendable {
 }
 
 struct WaitError: Error, CustomStringConvertible { var description: String }
+
+/// A TCP socket listening on 127.0.0.1 at a port the system picks.
+func listenOnLoopback() throws -> (descriptor: Int32, port: UInt16) {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+    }
+    guard bound == 0, listen(fd, 128) == 0 else { throw WaitError(description: "cannot listen") }
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    return (fd, UInt16(bigEndian: address.sin_port))
+}
 
 /// A port on 127.0.0.1 with nothing listening.
 func closedPort() throws -> UInt16 {

@@ -9,14 +9,7 @@ import Testing
 
 @Suite(.timeLimit(.minutes(10))) struct ListModelTests {
     @Test func listFollowsTheReferenceModelUnderRandomSchedules() async throws {
-        for seed in ScheduleSettings.seeds {
-            do {
-                try await runSchedule(seed: seed, steps: 30)
-            } catch {
-                Issue.record("schedule failed; replay with RESOURCEKIT_SEED=\(seed): \(error)")
-                return
-            }
-        }
+        await ScheduleSettings.run { seed in try await runSchedule(seed: seed, steps: 30) }
     }
 
     func runSchedule(seed: UInt64, steps: Int) async throws {

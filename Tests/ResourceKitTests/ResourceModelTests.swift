@@ -29,6 +29,18 @@ enum ScheduleSettings {
         let base = UInt64.random(in: 0..<(1 << 48))
         return (0..<UInt64(count)).map { base &+ $0 }
     }
+
+    /// Runs one schedule per seed; the first that fails is recorded with the seed that replays it.
+    static func run(_ schedule: (UInt64) async throws -> Void) async {
+        for seed in seeds {
+            do {
+                try await schedule(seed)
+            } catch {
+                Issue.record("schedule failed; replay with RESOURCEKIT_SEED=\(seed): \(error)")
+                return
+            }
+        }
+    }
 }
 
 /// The contract of `Resource`, written as plainly as possible: every caller has a rank (the order it asked
@@ -192,14 +204,7 @@ enum ResourceOutcomeValue {
 
 @Suite(.timeLimit(.minutes(10))) struct ResourceModelTests {
     @Test func resourceFollowsTheReferenceModelUnderRandomSchedules() async throws {
-        for seed in ScheduleSettings.seeds {
-            do {
-                try await runSchedule(seed: seed, steps: 30)
-            } catch {
-                Issue.record("schedule failed; replay with RESOURCEKIT_SEED=\(seed): \(error)")
-                return
-            }
-        }
+        await ScheduleSettings.run { seed in try await runSchedule(seed: seed, steps: 30) }
     }
 
     func runSchedule(seed: UInt64, steps: Int) async throws {

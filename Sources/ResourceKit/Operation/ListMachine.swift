@@ -72,7 +72,6 @@ where Item.ID: Sendable {
     }
 
     var waitingCallerCount: Int { book.waitingCallerCount }
-    var items: [Item] { state.items }
 
     // MARK: Asking
 
