@@ -49,3 +49,19 @@ import Testing
         #expect(outcomes.cancelled > 0)
     }
 }
+
+@Suite(.timeLimit(.minutes(1))) struct HeaderInjectionSocketTests {
+    @Test func injectedHeaderNameNeverReachesTheSocket() async throws {
+        let server = try ClosingServer(body: #"{"id":1}"#)
+        defer { server.close() }
+        let session = NetworkSession(
+            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: 10))
+        await #expect(throws: NetworkError.self) {
+            try await session.send(Endpoint(.get, "row", headers: ["X-A\r\nX-Injected": "1"]))
+        }
+        // The same session still works, and the server saw only that request.
+        let data = try await session.data(for: Endpoint(.get, "row"))
+        #expect(data == Data(#"{"id":1}"#.utf8))
+        #expect(server.connectionCount == 1)
+    }
+}

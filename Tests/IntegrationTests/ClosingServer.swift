@@ -13,10 +13,15 @@ import ResourceKitTesting
 final class ClosingServer: Sendable {
     let port: UInt16
     private let descriptor: Int32
+    private let accepted = Locked(0)
+
+    /// How many connections it has accepted.
+    var connectionCount: Int { accepted.withLock { $0 } }
 
     init(body: String) throws {
         (descriptor, port) = try listenOnLoopback()
         let fd = descriptor
+        let accepted = accepted
         // Headers and body in two writes, the body's end marked only by the close: an HTTP/1.0 answer.
         let head = Array("HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n".utf8)
         let tail = Array(body.utf8)
@@ -25,6 +30,7 @@ final class ClosingServer: Sendable {
             while true {
                 let client = accept(fd, nil, nil)
                 guard client >= 0 else { return }
+                accepted.withLock { $0 += 1 }
                 var buffer = [UInt8](repeating: 0, count: 4096)
                 _ = read(client, &buffer, buffer.count)
                 // A client that cancelled may have closed its end: no SIGPIPE for that.

@@ -17,7 +17,6 @@ final class ControlledTransport: HTTPTransport {
         var early: [Int: Answer] = [:]
         var cancelled: Set<Int> = []
         var finished: Set<Int> = []
-        var arrivalWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     private let state = Locked(State())
@@ -27,14 +26,10 @@ final class ControlledTransport: HTTPTransport {
     var cancelledRequests: Set<Int> { state.withLock { $0.cancelled } }
 
     func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
-        let (index, ready) = state.withLock { state in
+        let index = state.withLock { state in
             state.requests.append(request)
-            let count = state.requests.count
-            let ready = state.arrivalWaiters.filter { $0.count <= count }.map(\.continuation)
-            state.arrivalWaiters.removeAll { $0.count <= count }
-            return (count - 1, ready)
+            return state.requests.count - 1
         }
-        for waiter in ready { waiter.resume() }
         let answer = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Answer, Never>) in
                 let now: Answer? = state.withLock { state in
@@ -77,16 +72,9 @@ final class ControlledTransport: HTTPTransport {
     /// Whether request `index` is held, waiting for an answer.
     func isHeld(_ index: Int) -> Bool { state.withLock { $0.held[index] != nil } }
 
-    /// Waits until at least `count` requests have arrived.
-    func waitForRequests(_ count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state in
-                if state.requests.count >= count { return true }
-                state.arrivalWaiters.append((count, continuation))
-                return false
-            }
-            if ready { continuation.resume() }
-        }
+    /// Waits until at least `count` requests have arrived; fails after 30 s instead of hanging the suite.
+    func waitForRequests(_ count: Int) async throws {
+        try await waitUntil("\(count) requests", timeout: .seconds(30)) { requestCount >= count }
     }
 
     /// Waits until request `index` has ended (answered or cancelled) inside the transport.

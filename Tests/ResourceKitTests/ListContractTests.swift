@@ -23,7 +23,7 @@ import Testing
         let transport = ControlledTransport()
         let list = ListResource<RemoteItems>(session: makeSession(transport), request: ())
         let load = Task { try await list.loadNextPage() }
-        await transport.waitForRequests(1)
+        try await transport.waitForRequests(1)
         answerPage(transport, 0, items(0..<10), number: 1)
         _ = try await load.value
         return (list, transport)
@@ -32,11 +32,11 @@ import Testing
     @Test func cancelledRefreshRestoresTheExactStateAndThePageInFlightStillLands() async throws {
         let (list, transport) = try await loadedList()
         let next = Task { try await list.loadNextPage() }
-        await transport.waitForRequests(2)
+        try await transport.waitForRequests(2)
         let before = list.listState
         #expect(before.pagination.isLoadingNextPage)
         let refresh = Task { try await list.refresh() }
-        await transport.waitForRequests(3)
+        try await transport.waitForRequests(3)
         // The refresh shows only that the first page reloads; the page in flight is still loading.
         #expect(list.listState.content == .loading(previous: items(0..<10)))
         #expect(list.pagination == before.pagination)
@@ -53,14 +53,14 @@ import Testing
     @Test func cancelledRefreshRestoresAFailedPageAndItsError() async throws {
         let (list, transport) = try await loadedList()
         let failing = Task { try await list.loadNextPage() }
-        await transport.waitForRequests(2)
+        try await transport.waitForRequests(2)
         transport.answer(1, json: "{}", status: 500)
         await #expect(throws: NetworkError.self) { try await failing.value }
         let before = list.listState
         #expect(before.pagination.nextPageError?.statusCode == 500)
         #expect(before.content.error?.statusCode == 500)
         let refresh = Task { try await list.refresh() }
-        await transport.waitForRequests(3)
+        try await transport.waitForRequests(3)
         refresh.cancel()
         await #expect(throws: NetworkError.cancelled) { try await refresh.value }
         #expect(list.listState == before)
@@ -70,10 +70,10 @@ import Testing
         let (list, transport) = try await loadedList()
         let recorder = list.recordStates()
         let refresh = Task { try await list.refresh() }
-        await transport.waitForRequests(2)
+        try await transport.waitForRequests(2)
         let edited = Item(id: "i003", n: 300)
         let update = Task { try await list.update(edited) }
-        await transport.waitForRequests(3)
+        try await transport.waitForRequests(3)
         answerItem(transport, 2, edited)
         #expect(try await update.value == edited)
         var patched = items(0..<10)
@@ -97,10 +97,10 @@ import Testing
     ) {
         let (list, transport) = try await loadedList()
         let older = Task { try await list.refresh() }
-        await transport.waitForRequests(2)
+        try await transport.waitForRequests(2)
         let created = Item(id: "new", n: 99)
         let create = Task { try await list.create(created) }
-        await transport.waitForRequests(3)
+        try await transport.waitForRequests(3)
         answerItem(transport, 2, created)
         _ = try await create.value
         return (list, transport, older, created)
@@ -109,7 +109,7 @@ import Testing
     @Test func refreshAskedAfterACreateNeverJoinsAnOlderFirstPageLoad() async throws {
         let (list, transport, older, created) = try await refreshOlderThanACreate()
         let newer = Task { try await list.refresh() }
-        await transport.waitForRequests(4)
+        try await transport.waitForRequests(4)
         #expect(transport.requests.map(\.httpMethod) == ["GET", "GET", "POST", "GET"])
         answerPage(transport, 3, [created] + items(0..<9), number: 1)
         #expect(try await newer.value.contains(created))
@@ -151,16 +151,16 @@ import Testing
     @Test func pageOfTheOldListIsSupersededAndNeverSharedAfterARefresh() async throws {
         let (list, transport) = try await loadedList()
         let old = Task { try await list.loadNextPage() }
-        await transport.waitForRequests(2)
+        try await transport.waitForRequests(2)
         let refresh = Task { try await list.refresh() }
-        await transport.waitForRequests(3)
+        try await transport.waitForRequests(3)
         answerPage(transport, 2, items(100..<110), number: 1)
         _ = try await refresh.value
         await #expect(throws: NetworkError.superseded) { try await old.value }
         try await transport.waitUntilFinished(1)
         #expect(transport.cancelledRequests == [1])
         let next = Task { try await list.loadNextPage() }
-        await transport.waitForRequests(4)
+        try await transport.waitForRequests(4)
         #expect(transport.requests[3].url?.query?.contains("page=2") == true)
         answerPage(transport, 3, items(110..<120), number: 2)
         #expect(try await next.value == items(100..<120))

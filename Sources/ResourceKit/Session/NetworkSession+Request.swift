@@ -15,7 +15,8 @@ extension NetworkSession {
     /// - Parameter endpoint: The endpoint.
     /// - Returns: The request.
     /// - Throws: ``NetworkError/invalidURL(_:)``, ``NetworkError/encoding(_:)``, or
-    ///   ``NetworkError/invalidRequest(_:)`` for an endpoint that cannot be sent (an empty id).
+    ///   ``NetworkError/invalidRequest(_:)`` for an endpoint that cannot be sent (an empty id, a header name
+    ///   that is not an RFC 9110 token, a header value with CR, LF or NUL).
     public nonisolated func makeURLRequest(for endpoint: Endpoint) async throws(NetworkError) -> URLRequest {
         if let problem = endpoint.problem { throw .invalidRequest(problem) }
         let url: URL
@@ -38,6 +39,7 @@ extension NetworkSession {
         }
         headers = headers.merging(endpoint.headers)
         for field in headers {
+            try HeaderValidation.check(name: field.name, value: field.value)
             request.setValue(field.value, forHTTPHeaderField: field.name)
         }
         return request

@@ -102,6 +102,8 @@ public actor NetworkSession {
         for adapter in adapters {
             request = try await adapter.adapt(request)
         }
+        // Adapters set headers themselves: nothing they add may break the request apart either.
+        if !adapters.isEmpty { try HeaderValidation.check(request.allHTTPHeaderFields ?? [:]) }
         let url = request.url?.absoluteString ?? ""
         if logger.minimumLevel <= .debug {
             let headers = HTTPHeaders(request.allHTTPHeaderFields ?? [:])

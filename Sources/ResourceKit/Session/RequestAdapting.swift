@@ -37,6 +37,9 @@ public struct BearerTokenAdapter: RequestAdapting {
         guard request.value(forHTTPHeaderField: "Authorization") == nil, let value = try await token() else {
             return request
         }
+        // Checked here: Linux Foundation drops a header whose value has a line break, which would send the
+        // request unauthenticated instead of failing.
+        try HeaderValidation.check(name: "Authorization", value: value)
         var request = request
         request.setValue("Bearer \(value)", forHTTPHeaderField: "Authorization")
         return request
