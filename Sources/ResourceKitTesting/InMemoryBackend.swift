@@ -35,7 +35,7 @@ public final class InMemoryBackend: HTTPTransport {
 
     /// A fault the backend injects into upcoming responses.
     public enum Fault: Sendable, Equatable {
-        /// Answer with this status and a PocketBase-shaped error body (`NetworkError/httpStatus(code:body:)`
+        /// Answer with this status and a PocketBase-shaped error body (`NetworkError/httpStatus(code:body:headers:)`
         /// with the default validation).
         case status(Int)
         /// Drop the connection before answering (`NetworkError/transport(code:message:)`,

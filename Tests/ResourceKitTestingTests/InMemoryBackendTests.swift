@@ -126,7 +126,7 @@ struct PocketBaseNote: Readable {
         backend.injectFault(fault)
         let error = try #require(await #expect(throws: NetworkError.self) { try await note.read() })
         switch (kind, error) {
-        case ("httpStatus", .httpStatus(503, _)), ("decoding", .decoding), ("timeout", .timeout):
+        case ("httpStatus", .httpStatus(503, _, _)), ("decoding", .decoding), ("timeout", .timeout):
             break
         case ("transport", .transport(let code, _)):
             #expect(code == .networkConnectionLost)

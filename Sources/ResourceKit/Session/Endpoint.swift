@@ -17,8 +17,17 @@ public struct Endpoint: Sendable {
     public var headers: HTTPHeaders
     /// The request body.
     public var body: RequestBody?
-    /// A timeout for this request, overriding the transport's.
+    /// This request's deadline in seconds, replacing the session's `timeout`: the whole call, redirects,
+    /// retries and their waits included, must end within it, or it fails with ``NetworkError/timeout``
+    /// and the request in flight is cancelled. Sub-second values hold (`0.8` is 800 ms). A value that is
+    /// not positive, not finite or above 10⁹ means no deadline (the transport's own timeout still applies).
+    /// The built `URLRequest`'s `timeoutInterval` is this value rounded up to whole seconds, so a transport
+    /// that truncates it (`URLSession` on Linux) never ends the request before the deadline.
     public var timeout: TimeInterval?
+    /// How this request is retried, replacing the session's ``RetryPolicy``.
+    public var retry: RetryPolicy?
+    /// How this request's redirects are followed, replacing the session's ``RedirectPolicy``.
+    public var redirects: RedirectPolicy?
     /// Why this endpoint must not be sent, such as an empty id; sending it fails with
     /// ``NetworkError/invalidRequest(_:)`` before any request is built.
     var problem: String?
@@ -31,7 +40,7 @@ public struct Endpoint: Sendable {
     ///   - query: Query items as name–value pairs, in name order.
     ///   - headers: Headers for this request.
     ///   - body: The request body.
-    ///   - timeout: A timeout for this request, overriding the transport's.
+    ///   - timeout: This request's deadline in seconds, replacing the session's.
     public init(
         _ method: HTTPMethod = .get,
         _ path: String,
@@ -54,7 +63,7 @@ public struct Endpoint: Sendable {
     ///   - queryItems: The query items, in order.
     ///   - headers: Headers for this request.
     ///   - body: The request body.
-    ///   - timeout: A timeout for this request, overriding the transport's.
+    ///   - timeout: This request's deadline in seconds, replacing the session's.
     public init(
         _ method: HTTPMethod = .get,
         _ path: String,

@@ -4,7 +4,7 @@ public import Foundation
 ///
 /// Every public asynchronous API is declared `throws(NetworkError)`, so a `catch` clause always has a
 /// `NetworkError` in hand and can switch over what went wrong.
-public enum NetworkError: Error, Sendable, Equatable, CustomStringConvertible {
+public indirect enum NetworkError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A URL could not be built: a bad base URL, a path that does not form a URL, or a malformed `Link`.
     case invalidURL(String)
     /// The request could not be built from what the caller gave, for example an update of a resource
@@ -13,12 +13,14 @@ public enum NetworkError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The transport failed before a complete response arrived (connection refused, host not found,
     /// connection lost…), with the `URLError.Code` that says which.
     case transport(code: URLError.Code, message: String)
-    /// The request did not complete within its timeout.
+    /// The request did not complete within its timeout: the session's deadline (the endpoint's
+    /// `timeout`, or the session's), or a timeout of the transport itself.
     case timeout
     /// The calling task was cancelled. `CancellationError` and `URLError.cancelled` both become this.
     case cancelled
-    /// The server answered with a status the validation provider does not accept.
-    case httpStatus(code: Int, body: Data)
+    /// The server answered with a status the validation provider does not accept. `headers` are the
+    /// response's, so a caller can read `Retry-After` or `Location` (see ``headers`` and ``retryAfter``).
+    case httpStatus(code: Int, body: Data, headers: HTTPHeaders = HTTPHeaders())
     /// A validation provider decoded the server's own error from the response.
     case server(ServerError)
     /// The response body could not be decoded into the expected type.
@@ -32,6 +34,9 @@ public enum NetworkError: Error, Sendable, Equatable, CustomStringConvertible {
     /// ``ListResource`` next page still in flight when a refresh's first page arrived belongs to the old
     /// list, so its callers get this instead of the old list.
     case superseded
+    /// The session's ``Authenticator`` failed to refresh a rejected credential, with the error its refresh
+    /// threw. Every request that waited for that refresh fails with this same error.
+    case authenticationFailed(NetworkError)
 
     /// A readable description of the error, suitable for logs.
     public var description: String {
@@ -46,7 +51,7 @@ public enum NetworkError: Error, Sendable, Equatable, CustomStringConvertible {
             return "The request timed out"
         case .cancelled:
             return "The request was cancelled"
-        case .httpStatus(let code, let body):
+        case .httpStatus(let code, let body, _):
             let text = String(decoding: body.prefix(200), as: UTF8.self)
             return text.isEmpty ? "HTTP status \(code)" : "HTTP status \(code): \(text)"
         case .server(let error):
@@ -60,13 +65,55 @@ public enum NetworkError: Error, Sendable, Equatable, CustomStringConvertible {
             return "Invalid response: \(detail)"
         case .superseded:
             return "A newer operation replaced what this one worked on"
+        case .authenticationFailed(let error):
+            return "Authentication failed: \(error)"
         }
+    }
+
+    /// Whether two errors are the same error. Response headers are not compared: they differ from one
+    /// response to the next (`Date`, request ids) while the error is the same; compare ``headers`` when
+    /// they matter.
+    public static func == (lhs: NetworkError, rhs: NetworkError) -> Bool {
+        switch (lhs, rhs) {
+        case (.invalidURL(let a), .invalidURL(let b)), (.invalidRequest(let a), .invalidRequest(let b)),
+            (.encoding(let a), .encoding(let b)), (.invalidResponse(let a), .invalidResponse(let b)):
+            return a == b
+        case (.transport(let code, let message), .transport(let otherCode, let otherMessage)):
+            return code == otherCode && message == otherMessage
+        case (.timeout, .timeout), (.cancelled, .cancelled), (.superseded, .superseded):
+            return true
+        case (.httpStatus(let code, let body, _), .httpStatus(let otherCode, let otherBody, _)):
+            return code == otherCode && body == otherBody
+        case (.server(let a), .server(let b)):
+            return a == b
+        case (.decoding(let type, let path, let message), .decoding(let otherType, let otherPath, let otherMessage)):
+            return type == otherType && path == otherPath && message == otherMessage
+        case (.authenticationFailed(let a), .authenticationFailed(let b)):
+            return a == b
+        default:
+            return false
+        }
+    }
+
+    /// The headers of the response behind this error, if a response arrived.
+    public var headers: HTTPHeaders? {
+        switch self {
+        case .httpStatus(_, _, let headers): return headers
+        case .server(let error): return error.headers
+        default: return nil
+        }
+    }
+
+    /// How long the server asked the client to wait before trying again: the response's `Retry-After`
+    /// header, in seconds or as an HTTP date, measured from now.
+    public var retryAfter: Duration? {
+        headers.flatMap { RetryAfter.delay(in: $0) }
     }
 
     /// The HTTP status code of the response behind this error, if a response arrived.
     public var statusCode: Int? {
         switch self {
-        case .httpStatus(let code, _): return code
+        case .httpStatus(let code, _, _): return code
         case .server(let error): return error.status
         default: return nil
         }
@@ -150,6 +197,8 @@ public struct ServerError: Sendable, Equatable, CustomStringConvertible {
     public var fieldErrors: [String: String]
     /// The raw response body.
     public var body: Data
+    /// The response headers.
+    public var headers: HTTPHeaders
 
     /// Creates a server error.
     /// - Parameters:
@@ -157,11 +206,26 @@ public struct ServerError: Sendable, Equatable, CustomStringConvertible {
     ///   - message: The server's message.
     ///   - fieldErrors: Messages per field.
     ///   - body: The raw response body.
-    public init(status: Int, message: String, fieldErrors: [String: String] = [:], body: Data = Data()) {
+    ///   - headers: The response headers.
+    public init(
+        status: Int,
+        message: String,
+        fieldErrors: [String: String] = [:],
+        body: Data = Data(),
+        headers: HTTPHeaders = HTTPHeaders()
+    ) {
         self.status = status
         self.message = message
         self.fieldErrors = fieldErrors
         self.body = body
+        self.headers = headers
+    }
+
+    /// Whether two server errors are the same: status, message, field errors and body. Headers are not
+    /// compared; they differ from one response to the next.
+    public static func == (lhs: ServerError, rhs: ServerError) -> Bool {
+        lhs.status == rhs.status && lhs.message == rhs.message && lhs.fieldErrors == rhs.fieldErrors
+            && lhs.body == rhs.body
     }
 
     /// The message followed by the field messages, sorted by field name.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// How important a log event is.
 public enum LogLevel: Int, Sendable, Comparable, CustomStringConvertible {
@@ -22,12 +22,16 @@ public enum LogLevel: Int, Sendable, Comparable, CustomStringConvertible {
     }
 }
 
-/// What the session reports to its logger. Secret header values are already redacted.
+/// What the session reports to its logger, already redacted by the session's ``LogRedaction``.
 public enum NetworkLogEvent: Sendable, Equatable, CustomStringConvertible {
-    /// A request is about to be sent.
+    /// A request is about to be sent (every attempt and every redirect hop).
     case request(method: String, url: String, headers: HTTPHeaders)
     /// A response arrived.
     case response(status: Int, url: String, headers: HTTPHeaders, bodySize: Int, duration: Duration)
+    /// The session follows a redirect.
+    case redirect(status: Int, from: String, to: String)
+    /// Attempt `attempt` failed with `error`; the next one starts after `delay`.
+    case retry(attempt: Int, url: String, delay: Duration, error: NetworkError)
     /// The request failed.
     case failure(url: String, error: NetworkError)
 
@@ -39,20 +43,91 @@ public enum NetworkLogEvent: Sendable, Equatable, CustomStringConvertible {
             return "→ \(method) \(url) [\(list)]"
         case .response(let status, let url, _, let size, let duration):
             return "← \(status) \(url) (\(size) bytes, \(duration))"
+        case .redirect(let status, let from, let to):
+            return "↪ \(status) \(from) → \(to)"
+        case .retry(let attempt, let url, let delay, let error):
+            return "↻ \(url): attempt \(attempt) failed (\(error)); retrying in \(delay)"
         case .failure(let url, let error):
             return "✗ \(url): \(error)"
         }
     }
 
-    /// Header names whose values are never logged.
+    /// Header names whose values are never logged with ``LogRedaction/standard``.
     public static let redactedHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
+}
 
-    static func redact(_ headers: HTTPHeaders) -> HTTPHeaders {
+/// What the session hides in log events: values of secret headers, user info in URLs, and values of
+/// query items with secret names. Names compare case-insensitively. A hidden header value reads
+/// `<redacted>`; in a URL, hidden user info and query values read `redacted`
+/// (`https://redacted@api.example.com/posts?token=redacted&page=2`).
+///
+/// ```swift
+/// let session = NetworkSession(
+///     baseURL: "https://api.example.com",
+///     redaction: .standard.adding(queryItems: ["sig"], headers: ["x-api-key"]),
+///     logger: StandardErrorLogger())
+/// ```
+public struct LogRedaction: Sendable, Equatable {
+    /// Header names whose values are hidden, lower-cased.
+    public private(set) var headers: Set<String>
+    /// Query item names whose values are hidden, lower-cased.
+    public private(set) var queryItems: Set<String>
+
+    /// Creates a redaction.
+    /// - Parameters:
+    ///   - headers: Header names whose values are hidden.
+    ///   - queryItems: Query item names whose values are hidden.
+    public init(headers: Set<String>, queryItems: Set<String>) {
+        self.headers = Set(headers.map { $0.lowercased() })
+        self.queryItems = Set(queryItems.map { $0.lowercased() })
+    }
+
+    /// `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie`; the query items `token`,
+    /// `access_token`, `refresh_token`, `id_token`, `api_key`, `apikey`, `key`, `password`, `secret`,
+    /// `client_secret`, `signature` and `sig`; and user info in every URL.
+    public static let standard = LogRedaction(
+        headers: NetworkLogEvent.redactedHeaders,
+        queryItems: [
+            "token", "access_token", "refresh_token", "id_token", "api_key", "apikey", "key", "password", "secret",
+            "client_secret", "signature", "sig",
+        ])
+
+    /// This redaction with more names.
+    /// - Parameters:
+    ///   - queryItems: More query item names to hide.
+    ///   - headers: More header names to hide.
+    /// - Returns: The extended redaction.
+    public func adding(queryItems: Set<String> = [], headers: Set<String> = []) -> LogRedaction {
+        LogRedaction(headers: self.headers.union(headers), queryItems: self.queryItems.union(queryItems))
+    }
+
+    /// The headers with secret values replaced.
+    public func redact(_ headers: HTTPHeaders) -> HTTPHeaders {
         var result = HTTPHeaders()
         for field in headers {
-            result[field.name] = redactedHeaders.contains(field.name.lowercased()) ? "<redacted>" : field.value
+            result[field.name] = self.headers.contains(field.name.lowercased()) ? "<redacted>" : field.value
         }
         return result
+    }
+
+    /// The URL as text, with user info and secret query values replaced.
+    public func redact(_ url: URL?) -> String {
+        guard let url else { return "" }
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
+            return "redacted"
+        }
+        if components.percentEncodedUser != nil || components.percentEncodedPassword != nil {
+            components.percentEncodedUser = "redacted"
+            components.percentEncodedPassword = nil
+        }
+        if let items = components.percentEncodedQueryItems, !queryItems.isEmpty {
+            components.percentEncodedQueryItems = items.map { item in
+                let name = item.name.removingPercentEncoding ?? item.name
+                guard queryItems.contains(name.lowercased()), item.value != nil else { return item }
+                return URLQueryItem(name: item.name, value: "redacted")
+            }
+        }
+        return components.string ?? "redacted"
     }
 }
 

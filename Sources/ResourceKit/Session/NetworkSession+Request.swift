@@ -9,7 +9,8 @@ extension NetworkSession {
     /// Builds the `URLRequest` for an endpoint: base URL, path, query, headers and body. Adapters have not
     /// run yet.
     ///
-    /// Headers are layered: library defaults (`Accept: application/json`), then the session's
+    /// Headers are layered: library defaults (`Accept: application/json` and
+    /// `User-Agent: ResourceKit/<version>`), then the session's
     /// ``defaultHeaders``, then the body's content type, then the endpoint's headers — names compared
     /// case-insensitively, so an explicit `Content-Type` is never overwritten.
     /// - Parameter endpoint: The endpoint.
@@ -18,19 +19,34 @@ extension NetworkSession {
     ///   ``NetworkError/invalidRequest(_:)`` for an endpoint that cannot be sent (an empty id, a header name
     ///   that is not an RFC 9110 token, a header value with CR, LF or NUL).
     public nonisolated func makeURLRequest(for endpoint: Endpoint) async throws(NetworkError) -> URLRequest {
+        try await buildRequest(for: endpoint).request
+    }
+
+    /// Builds the request and returns the base URL it was resolved against, if one was needed (an absolute
+    /// endpoint needs one only when credentials may be added, to know the base URL's origin).
+    nonisolated func buildRequest(for endpoint: Endpoint) async throws(NetworkError) -> (
+        request: URLRequest, base: URL?
+    ) {
         if let problem = endpoint.problem { throw .invalidRequest(problem) }
         let url: URL
+        var base: URL?
         if Endpoint.isAbsolute(endpoint.path) {
             url = try URLBuilder.url(absolute: endpoint.path, query: endpoint.queryItems)
+            if !adapters.isEmpty || authentication != nil { base = try await baseURLProvider.resolveBaseURL() }
         } else {
-            let base = try await baseURLProvider.resolveBaseURL()
-            url = try URLBuilder.url(base: base, path: endpoint.path, query: endpoint.queryItems)
+            let resolved = try await baseURLProvider.resolveBaseURL()
+            base = resolved
+            url = try URLBuilder.url(base: resolved, path: endpoint.path, query: endpoint.queryItems)
         }
         var request = URLRequest(url: url)
         request.httpMethod = endpoint.method.rawValue
-        if let timeout = endpoint.timeout { request.timeoutInterval = timeout }
+        // The session enforces the deadline; the transport's own timer must not end the request first
+        // (Linux truncates it to whole seconds, so 0.8 would mean at once): whole seconds, rounded up.
+        if let timeout = endpoint.timeout, NetworkSession.deadline(timeout) != nil {
+            request.timeoutInterval = timeout.rounded(.up)
+        }
 
-        var headers: HTTPHeaders = ["Accept": "application/json"]
+        var headers: HTTPHeaders = ["Accept": "application/json", "User-Agent": ResourceKitVersion.userAgent]
         headers = headers.merging(defaultHeaders)
         if let body = endpoint.body {
             let (data, contentType) = try encode(body)
@@ -42,7 +58,7 @@ extension NetworkSession {
             try HeaderValidation.check(name: field.name, value: field.value)
             request.setValue(field.value, forHTTPHeaderField: field.name)
         }
-        return request
+        return (request, base)
     }
 
     private nonisolated func encode(_ body: RequestBody) throws(NetworkError) -> (Data, String) {

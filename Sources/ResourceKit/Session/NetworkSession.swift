@@ -30,6 +30,20 @@ public actor NetworkSession {
     public nonisolated let adapters: [any RequestAdapting]
     /// Receives request and response events.
     public nonisolated let logger: any NetworkLogging
+    /// The origins adapters and the authenticator may send credentials to.
+    public nonisolated let credentialScope: CredentialScope
+    /// How redirects are followed, unless an endpoint sets its own.
+    public nonisolated let redirects: RedirectPolicy
+    /// How failed requests are retried, unless an endpoint sets its own.
+    public nonisolated let retry: RetryPolicy
+    /// The deadline of every request, in seconds from its start, unless an endpoint sets its own `timeout`.
+    public nonisolated let timeout: TimeInterval
+    /// What is hidden in log events.
+    public nonisolated let redaction: LogRedaction
+    /// Measures deadlines and waits between retries.
+    public nonisolated let clock: any Clock<Duration>
+    let authentication: (any AuthenticationHandling)?
+    let timeline: Timeline
 
     /// Creates a session.
     /// - Parameters:
@@ -39,8 +53,20 @@ public actor NetworkSession {
     ///   - defaultHeaders: Headers for every request; an endpoint's header of the same name wins.
     ///   - encoder: Encodes JSON bodies.
     ///   - decoder: Decodes JSON responses.
-    ///   - adapters: Hooks that may change each request before it is sent, such as authentication.
-    ///   - logger: Receives events; logs nothing by default. Secret header values are always redacted.
+    ///   - adapters: Hooks that may change each request before it is sent, such as adding a fixed API key.
+    ///     They run only for requests to origins in `credentialScope`.
+    ///   - authenticator: Applies a credential to each request to an origin in `credentialScope` and
+    ///     refreshes it, once for all requests, when the server rejects it.
+    ///   - credentialScope: The origins adapters and the authenticator may send credentials to; only the
+    ///     base URL's by default.
+    ///   - redirects: How redirects are followed; up to 10 hops by default.
+    ///   - retry: How failed requests are retried; never by default.
+    ///   - timeout: The deadline of every request, in seconds: from the first attempt through redirects,
+    ///     retries and their waits to the validated response. An endpoint's `timeout` replaces it. A value
+    ///     that is not positive, not finite, or above 10⁹ means no deadline.
+    ///   - clock: Measures deadlines and waits between retries; a test can pass a manual clock.
+    ///   - redaction: What is hidden in log events: secret headers, user info in URLs and secret query items.
+    ///   - logger: Receives events; logs nothing by default.
     public init(
         baseURL: any BaseURLProviding,
         validation: any ValidationProviding = StatusCodeValidation(),
@@ -49,6 +75,13 @@ public actor NetworkSession {
         encoder: JSONEncoder = JSONEncoder(),
         decoder: JSONDecoder = JSONDecoder(),
         adapters: [any RequestAdapting] = [],
+        authenticator: (any Authenticator)? = nil,
+        credentialScope: CredentialScope = .baseURL,
+        redirects: RedirectPolicy = .follow,
+        retry: RetryPolicy = .never,
+        timeout: TimeInterval = 60,
+        clock: some Clock<Duration> = ContinuousClock(),
+        redaction: LogRedaction = .standard,
         logger: any NetworkLogging = SilentLogger()
     ) {
         self.baseURLProvider = baseURL
@@ -59,6 +92,18 @@ public actor NetworkSession {
         self.decoder = decoder
         self.adapters = adapters
         self.logger = logger
+        self.credentialScope = credentialScope
+        self.redirects = redirects
+        self.retry = retry
+        self.timeout = timeout
+        self.clock = clock
+        self.timeline = Timeline(clock)
+        self.redaction = redaction
+        self.authentication = authenticator.map { Self.flight(for: $0) }
+    }
+
+    private static func flight<A: Authenticator>(for authenticator: A) -> any AuthenticationHandling {
+        AuthenticationFlight(authenticator)
     }
 
     /// Sends the endpoint and decodes the response body.
@@ -98,38 +143,19 @@ public actor NetworkSession {
     /// - Returns: The response.
     /// - Throws: ``NetworkError``, including the validation provider's verdict.
     public nonisolated func response(for endpoint: Endpoint) async throws(NetworkError) -> HTTPResponse {
-        var request = try await makeURLRequest(for: endpoint)
-        for adapter in adapters {
-            request = try await adapter.adapt(request)
-        }
-        // Adapters set headers themselves: nothing they add may break the request apart either.
-        if !adapters.isEmpty { try HeaderValidation.check(request.allHTTPHeaderFields ?? [:]) }
-        let url = request.url?.absoluteString ?? ""
-        if logger.minimumLevel <= .debug {
-            let headers = HTTPHeaders(request.allHTTPHeaderFields ?? [:])
-            logger.log(
-                .debug,
-                .request(method: request.httpMethod ?? "GET", url: url, headers: NetworkLogEvent.redact(headers)))
-        }
-        if Task.isCancelled { throw .cancelled }
-        let start = ContinuousClock.now
-        do {
-            var response = try await transport.send(request)
-            // A transport that reports no URL answered the request sent: relative `Link`s resolve against it.
-            if response.url == nil { response.url = request.url }
-            if logger.minimumLevel <= .debug {
-                logger.log(
-                    .debug,
-                    .response(
-                        status: response.statusCode, url: url, headers: NetworkLogEvent.redact(response.headers),
-                        bodySize: response.body.count, duration: ContinuousClock.now - start))
-            }
-            try validationProvider.validate(response)
-            return response
-        } catch {
-            logger.log(.error, .failure(url: url, error: error))
-            throw error
-        }
+        let (request, base) = try await buildRequest(for: endpoint)
+        let deadline = Self.deadline(endpoint.timeout ?? timeout)
+        let exchange = Exchange(
+            request: request, base: base, redirects: endpoint.redirects ?? redirects,
+            retry: endpoint.retry ?? retry, deadline: deadline)
+        return try await perform(exchange)
+    }
+
+    /// The deadline for a timeout in seconds; `nil` (no deadline) for a timeout that is not positive, not
+    /// finite, or longer than about 31 years, as `URLSession` treats such values.
+    static func deadline(_ seconds: TimeInterval) -> Duration? {
+        guard seconds.isFinite, seconds > 0, seconds < 1e9 else { return nil }
+        return .seconds(seconds)
     }
 
     /// Decodes a response body the way ``send(_:as:)`` does.

@@ -6,10 +6,16 @@ public import Foundation
 
 /// The default transport: `URLSession` data tasks.
 ///
-/// Cancelling the calling task cancels the `URLSessionTask`. On Linux, `URLSession` timeouts are whole
-/// seconds (rounded down) and measure inactivity, and time a request waits for a free connection counts
-/// toward it: size `URLSessionConfiguration.httpMaximumConnectionsPerHost` together with the timeouts
-/// when you send many requests at once.
+/// Every task gets a delegate of its own, whatever session it runs on, so that:
+/// - redirects are never followed by `URLSession`: the `3xx` response comes back to ``NetworkSession``,
+///   which follows it under its ``RedirectPolicy`` and keeps credentials on their origin;
+/// - an authentication challenge (a `401` with `WWW-Authenticate: Basic`, for example) is answered as the
+///   `401` response it is, with its headers and an empty body, instead of waiting for credentials (on
+///   Linux, `URLSession` otherwise never completes such a request).
+///
+/// Cancelling the calling task cancels the `URLSessionTask`. ``NetworkSession`` enforces each request's
+/// deadline itself; `URLSession`'s own timeouts (whole seconds on Linux, measuring inactivity) still end a
+/// request that outlives them.
 public struct URLSessionTransport: HTTPTransport {
     /// The session that runs the data tasks.
     public let session: URLSession
@@ -25,41 +31,66 @@ public struct URLSessionTransport: HTTPTransport {
         self.session = session
     }
 
-    /// Creates a transport with its own session.
+    /// Creates a transport with its own session, which stores no cookies and caches nothing.
     /// - Parameters:
-    ///   - timeout: The request timeout, in seconds (whole seconds on Linux).
+    ///   - timeout: The inactivity timeout of `URLSession`, in seconds (whole seconds on Linux). The
+    ///     deadline of a request is ``NetworkSession``'s `timeout` or the endpoint's.
     ///   - maximumConnectionsPerHost: How many connections to one host may be open at once.
-    public init(timeout: TimeInterval = 60, maximumConnectionsPerHost: Int = 16) {
+    ///   - cookieStorage: Where cookies are kept between requests; `nil` (the default) keeps none, so no
+    ///     `Set-Cookie` from one response is sent back with the next request.
+    public init(
+        timeout: TimeInterval = 60,
+        maximumConnectionsPerHost: Int = 16,
+        cookieStorage: HTTPCookieStorage? = nil
+    ) {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = timeout
         configuration.httpMaximumConnectionsPerHost = maximumConnectionsPerHost
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCache = nil
+        Self.setCookies(cookieStorage, in: configuration)
         self.init(session: URLSession(configuration: configuration))
     }
 
-    /// Creates a transport with a session built from `configuration`.
+    /// Creates a transport with a session built from a copy of `configuration`, which stores no cookies
+    /// unless you pass a `cookieStorage`.
     ///
     /// On Linux the session gets no URL cache, whatever `configuration` says: swift-corelibs-foundation
     /// crashes the process when a request is cancelled just as a response it would cache completes.
     /// `configuration` itself is not changed.
-    /// - Parameter configuration: The configuration.
-    public init(configuration: URLSessionConfiguration) {
+    /// - Parameters:
+    ///   - configuration: The configuration.
+    ///   - cookieStorage: Where cookies are kept between requests; `nil` (the default) keeps none, even
+    ///     when `configuration` has a cookie store (`.default` and `.ephemeral` do).
+    public init(configuration: URLSessionConfiguration, cookieStorage: HTTPCookieStorage? = nil) {
+        let configuration = (configuration.copy() as? URLSessionConfiguration) ?? configuration
         #if canImport(FoundationNetworking)
-            let configuration = (configuration.copy() as? URLSessionConfiguration) ?? configuration
             configuration.urlCache = nil
         #endif
+        Self.setCookies(cookieStorage, in: configuration)
         self.init(session: URLSession(configuration: configuration))
     }
 
-    /// Runs a data task for the request.
+    private static func setCookies(_ storage: HTTPCookieStorage?, in configuration: URLSessionConfiguration) {
+        configuration.httpCookieStorage = storage
+        configuration.httpShouldSetCookies = storage != nil
+        configuration.httpCookieAcceptPolicy = storage == nil ? .never : .always
+    }
+
+    /// Runs a data task for the request. A redirect comes back as the `3xx` response; an authentication
+    /// challenge as its `401` response.
     public func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
         let handle = TaskHandle()
+        let delegate = TaskDelegate()
         let result: Result<HTTPResponse, NetworkError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let task = session.dataTask(with: request) { data, response, error in
-                    continuation.resume(returning: Self.result(data: data, response: response, error: error))
+                    continuation.resume(
+                        returning: Self.result(
+                            data: data, response: response, error: error, challenged: delegate.challengeResponse,
+                            cancelled: handle.isCancelled))
                 }
+                task.delegate = delegate
                 handle.start(task)
             }
         } onCancel: {
@@ -68,19 +99,62 @@ public struct URLSessionTransport: HTTPTransport {
         return try result.get()
     }
 
-    private static func result(data: Data?, response: URLResponse?, error: (any Error)?) -> Result<
-        HTTPResponse, NetworkError
-    > {
+    private static func result(
+        data: Data?,
+        response: URLResponse?,
+        error: (any Error)?,
+        challenged: HTTPURLResponse?,
+        cancelled: Bool
+    ) -> Result<HTTPResponse, NetworkError> {
+        // A rejected challenge ends the task as "cancelled"; unless the caller cancelled, the answer is the
+        // challenge's own response.
+        if let error, let challenged, !cancelled, NetworkError(error) == .cancelled {
+            return .success(Self.response(challenged, body: Data()))
+        }
         if let error { return .failure(NetworkError(error)) }
         guard let http = response as? HTTPURLResponse else {
             return .failure(.transport(code: .badServerResponse, message: "the response is not an HTTP response"))
         }
+        return .success(Self.response(http, body: data ?? Data()))
+    }
+
+    private static func response(_ http: HTTPURLResponse, body: Data) -> HTTPResponse {
         var headers = HTTPHeaders()
         for (name, value) in http.allHeaderFields {
             if let name = name as? String, let value = value as? String { headers[name] = value }
         }
-        return .success(
-            HTTPResponse(statusCode: http.statusCode, headers: headers, body: data ?? Data(), url: http.url))
+        return HTTPResponse(statusCode: http.statusCode, headers: headers, body: body, url: http.url)
+    }
+}
+
+/// Returns redirects and authentication challenges to the transport instead of acting on them.
+private final class TaskDelegate: NSObject, URLSessionTaskDelegate, Sendable {
+    private let challenged = Locked<HTTPURLResponse?>(nil)
+
+    var challengeResponse: HTTPURLResponse? { challenged.withLock { $0 } }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        guard let response = challenge.failureResponse as? HTTPURLResponse else {
+            completionHandler(.performDefaultHandling, nil)
+            return
+        }
+        challenged.withLock { $0 = response }
+        completionHandler(.rejectProtectionSpace, nil)
     }
 }
 
@@ -100,6 +174,8 @@ private final class TaskHandle: Sendable {
         if cancelled { task.cancel() }
         task.resume()
     }
+
+    var isCancelled: Bool { state.withLock { $0.isCancelled } }
 
     func cancel() {
         let task = state.withLock { state in

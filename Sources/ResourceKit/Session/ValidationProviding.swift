@@ -12,7 +12,7 @@ public protocol ValidationProviding: Sendable {
     func validate(_ response: HTTPResponse) throws(NetworkError)
 }
 
-/// Accepts a range of status codes (`200..<300` by default) and throws ``NetworkError/httpStatus(code:body:)``
+/// Accepts a range of status codes (`200..<300` by default) and throws ``NetworkError/httpStatus(code:body:headers:)``
 /// for any other.
 public struct StatusCodeValidation: ValidationProviding {
     /// The accepted status codes.
@@ -27,14 +27,14 @@ public struct StatusCodeValidation: ValidationProviding {
     /// Throws for a status outside ``acceptable``.
     public func validate(_ response: HTTPResponse) throws(NetworkError) {
         guard acceptable.contains(response.statusCode) else {
-            throw .httpStatus(code: response.statusCode, body: response.body)
+            throw .httpStatus(code: response.statusCode, body: response.body, headers: response.headers)
         }
     }
 }
 
 /// Accepts 2xx and decodes PocketBase's error body — `{"status","message","data":{field:{"code","message"}}}`
 /// — into ``NetworkError/server(_:)`` with the field messages. A body of another shape falls back to
-/// ``NetworkError/httpStatus(code:body:)``.
+/// ``NetworkError/httpStatus(code:body:headers:)``.
 public struct PocketBaseValidation: ValidationProviding {
     /// Creates the provider.
     public init() {}
@@ -51,14 +51,15 @@ public struct PocketBaseValidation: ValidationProviding {
     public func validate(_ response: HTTPResponse) throws(NetworkError) {
         guard !(200..<300).contains(response.statusCode) else { return }
         guard let body = try? JSONDecoder().decode(Body.self, from: response.body) else {
-            throw .httpStatus(code: response.statusCode, body: response.body)
+            throw .httpStatus(code: response.statusCode, body: response.body, headers: response.headers)
         }
         throw .server(
             ServerError(
                 status: response.statusCode,
                 message: body.message,
                 fieldErrors: (body.data ?? [:]).mapValues(\.message),
-                body: response.body))
+                body: response.body,
+                headers: response.headers))
     }
 }
 

@@ -1,0 +1,238 @@
+#if canImport(FoundationNetworking)
+    import Foundation
+    import FoundationNetworking
+#else
+    import Foundation
+#endif
+
+/// One call of ``NetworkSession/response(for:)``: the request as built (no credentials yet) and the
+/// policies that apply to it.
+struct Exchange: Sendable {
+    var request: URLRequest
+    var base: URL?
+    var redirects: RedirectPolicy
+    var retry: RetryPolicy
+    /// Time allowed from the start; `nil` for none.
+    var deadline: Duration?
+}
+
+extension NetworkSession {
+    /// Sends the exchange: attempts, redirects, authentication refresh and retries, all before the deadline.
+    nonisolated func perform(
+        _ exchange: Exchange
+    ) async throws(NetworkError) -> HTTPResponse {
+        let clock = timeline
+        let deadline = exchange.deadline.map { clock.now + $0 }
+        let policy = exchange.retry
+        var attempt = 1
+        var refreshed = false
+        while true {
+            let failure: NetworkError
+            var failedResponse: HTTPResponse?
+            do {
+                let (response, credential) = try await follow(exchange, deadline: deadline)
+                if let authentication, let credential, !refreshed, authentication.isFailure(response) {
+                    refreshed = true
+                    try await authentication.recover(from: credential)
+                    continue
+                }
+                do {
+                    try validationProvider.validate(response)
+                    return response
+                } catch {
+                    failure = error
+                    failedResponse = response
+                }
+            } catch {
+                failure = error
+            }
+            let url = redaction.redact(exchange.request.url)
+            guard attempt < policy.maximumAttempts, !Task.isCancelled,
+                policy.allows(
+                    method: exchange.request.httpMethod ?? "GET", headers: exchange.request.allHTTPHeaderFields ?? [:]),
+                policy.isRetryable(failure, response: failedResponse),
+                !(failure == .timeout && deadline.map { clock.now >= $0 } == true)
+            else {
+                logger.log(.error, .failure(url: url, error: failure))
+                throw failure
+            }
+            var delay = policy.backoff(beforeRetry: attempt)
+            if let failedResponse, let asked = RetryAfter.delay(in: failedResponse.headers) {
+                guard asked <= policy.maximumRetryAfter else {
+                    logger.log(.error, .failure(url: url, error: failure))
+                    throw failure
+                }
+                delay = asked
+            }
+            let wakeUp = clock.now + delay
+            guard deadline.map({ wakeUp < $0 }) ?? true else {
+                logger.log(.error, .failure(url: url, error: failure))
+                throw failure
+            }
+            if logger.minimumLevel <= .info {
+                logger.log(.info, .retry(attempt: attempt, url: url, delay: delay, error: failure))
+            }
+            do {
+                try await clock.sleep(until: wakeUp)
+            } catch {
+                throw .cancelled
+            }
+            attempt += 1
+        }
+    }
+
+    /// Sends one attempt and follows its redirects. Returns the final response and the credential the
+    /// authenticator applied to its request, if any.
+    private nonisolated func follow(
+        _ exchange: Exchange,
+        deadline: Duration?
+    ) async throws(NetworkError) -> (HTTPResponse, (any Sendable)?) {
+        var hop = exchange.request
+        var hops = 0
+        while true {
+            var outgoing = hop
+            var credential: (any Sendable)?
+            if (!adapters.isEmpty || authentication != nil), credentialScope.contains(hop.url, base: exchange.base) {
+                for adapter in adapters {
+                    outgoing = try await adapter.adapt(outgoing)
+                }
+                if let authentication { credential = try await authentication.authenticate(&outgoing) }
+                // Adapters set headers themselves: nothing they add may break the request apart either.
+                try HeaderValidation.check(outgoing.allHTTPHeaderFields ?? [:])
+            }
+            let url = logger.minimumLevel <= .debug ? redaction.redact(outgoing.url) : ""
+            if logger.minimumLevel <= .debug {
+                let headers = redaction.redact(HTTPHeaders(outgoing.allHTTPHeaderFields ?? [:]))
+                logger.log(.debug, .request(method: outgoing.httpMethod ?? "GET", url: url, headers: headers))
+            }
+            if Task.isCancelled { throw .cancelled }
+            let start = ContinuousClock.now
+            var response = try await send(outgoing, deadline: deadline)
+            // A transport that reports no URL answered the request sent: relative `Link`s resolve against it.
+            if response.url == nil { response.url = outgoing.url }
+            if logger.minimumLevel <= .debug {
+                logger.log(
+                    .debug,
+                    .response(
+                        status: response.statusCode, url: url, headers: redaction.redact(response.headers),
+                        bodySize: response.body.count, duration: ContinuousClock.now - start))
+            }
+            guard exchange.redirects.maximumHops > 0, let next = try Redirect.next(after: hop, response: response)
+            else { return (response, credential) }
+            guard hops < exchange.redirects.maximumHops else {
+                throw .transport(
+                    code: .httpTooManyRedirects,
+                    message: "more than \(exchange.redirects.maximumHops) redirects")
+            }
+            hops += 1
+            if logger.minimumLevel <= .debug {
+                logger.log(
+                    .debug, .redirect(status: response.statusCode, from: url, to: redaction.redact(next.url)))
+            }
+            hop = next
+        }
+    }
+
+    /// Sends one request through the transport, or fails with ``NetworkError/timeout`` at the deadline and
+    /// cancels it, whether or not the transport honours cancellation.
+    private nonisolated func send(
+        _ request: URLRequest,
+        deadline: Duration?
+    ) async throws(NetworkError) -> HTTPResponse {
+        guard let deadline else { return try await transport.send(request) }
+        let clock = timeline
+        if clock.now >= deadline { throw .timeout }
+        let race = DeadlineRace()
+        let transport = self.transport
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                race.begin(continuation)
+                let sending = Task {
+                    do throws(NetworkError) {
+                        race.finish(.success(try await transport.send(request)))
+                    } catch {
+                        race.finish(.failure(error))
+                    }
+                }
+                let timer = Task {
+                    do {
+                        try await clock.sleep(until: deadline)
+                        race.finish(.failure(.timeout))
+                    } catch {
+                        // Cancelled: the request ended first.
+                    }
+                }
+                race.attach(sending, timer)
+            }
+        } onCancel: {
+            race.finish(.failure(.cancelled))
+        }
+        return try result.get()
+    }
+}
+
+/// The first of the transport's answer, the deadline and the caller's cancellation wins; the others are
+/// cancelled.
+private final class DeadlineRace: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<Result<HTTPResponse, NetworkError>, Never>?
+        var result: Result<HTTPResponse, NetworkError>?
+        var tasks: [Task<Void, Never>] = []
+    }
+    private let state = Locked(State())
+
+    func begin(_ continuation: CheckedContinuation<Result<HTTPResponse, NetworkError>, Never>) {
+        let early = state.withLock { state -> Result<HTTPResponse, NetworkError>? in
+            if let result = state.result { return result }
+            state.continuation = continuation
+            return nil
+        }
+        if let early { continuation.resume(returning: early) }
+    }
+
+    func attach(_ sending: Task<Void, Never>, _ timer: Task<Void, Never>) {
+        let finished = state.withLock { state -> Bool in
+            if state.result != nil { return true }
+            state.tasks = [sending, timer]
+            return false
+        }
+        if finished {
+            sending.cancel()
+            timer.cancel()
+        }
+    }
+
+    func finish(_ result: Result<HTTPResponse, NetworkError>) {
+        let (continuation, tasks) = state.withLock { state in
+            guard state.result == nil else {
+                return (CheckedContinuation<Result<HTTPResponse, NetworkError>, Never>?.none, [Task<Void, Never>]())
+            }
+            state.result = result
+            defer {
+                state.continuation = nil
+                state.tasks = []
+            }
+            return (state.continuation, state.tasks)
+        }
+        continuation?.resume(returning: result)
+        for task in tasks { task.cancel() }
+    }
+}
+
+/// A session's clock with its type erased: instants are durations since the session was made.
+struct Timeline: Sendable {
+    private let read: @Sendable () -> Duration
+    private let wait: @Sendable (Duration) async throws -> Void
+
+    init<C: Clock>(_ clock: C) where C.Duration == Duration {
+        let origin = clock.now
+        read = { origin.duration(to: clock.now) }
+        wait = { offset in try await clock.sleep(until: origin.advanced(by: offset), tolerance: nil) }
+    }
+
+    /// Now, as time since the session was made.
+    var now: Duration { read() }
+
+    /// Returns at `instant` (time since the session was made); throws when cancelled first.
+    func sleep(until instant: Duration) async throws { try await wait(instant) }
+}

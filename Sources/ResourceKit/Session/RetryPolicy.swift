@@ -1,0 +1,159 @@
+import Foundation
+
+/// When and how ``NetworkSession`` sends a request again after it failed.
+///
+/// A request is retried when all of these hold:
+/// - it failed with a status in ``retryableStatusCodes`` (by default 408, 429, 500, 502, 503, 504) or a
+///   transient transport error (the transport timed out, the connection was lost, the host could not be
+///   reached, the device is offline);
+/// - its method is in ``retryableMethods`` (by default the idempotent ones: `GET`, `HEAD`, `OPTIONS`, `PUT`,
+///   `DELETE`) or it carries an `Idempotency-Key` header, which opts any method in;
+/// - fewer than ``maximumAttempts`` attempts were made;
+/// - the caller has not cancelled, and the wait ends before the request's deadline.
+///
+/// The wait before retry *n* is `initialDelay × multiplier^(n-1)`, capped at ``maximumDelay``, and with
+/// ``Jitter/full`` a uniformly random duration between zero and that. A `Retry-After` header (seconds or an
+/// HTTP date) replaces the computed wait; when it asks for longer than ``maximumRetryAfter``, the request
+/// is not retried and the error, whose ``NetworkError/headers`` hold `Retry-After`, is thrown at once.
+///
+/// ```swift
+/// let session = NetworkSession(baseURL: "https://api.example.com", retry: .standard)
+/// var upload = Endpoint(.post, "uploads", headers: ["Idempotency-Key": key], body: .json(file))
+/// upload.retry = RetryPolicy(maximumAttempts: 5)   // this endpoint only
+/// ```
+public struct RetryPolicy: Sendable {
+    /// How attempts are spread out.
+    public struct Jitter: Sendable {
+        let random: (@Sendable () -> Double)?
+
+        /// Waits exactly the computed backoff.
+        public static let none = Jitter(random: nil)
+        /// Waits a uniformly random duration between zero and the computed backoff ("full jitter"), so that
+        /// clients that failed together do not retry together.
+        public static let full = Jitter(random: { Double.random(in: 0..<1) })
+
+        /// Full jitter drawing from `random`, which returns a number in `0..<1`; for reproducible tests.
+        /// - Parameter random: The source of random numbers.
+        /// - Returns: The jitter.
+        public static func full(using random: @escaping @Sendable () -> Double) -> Jitter {
+            Jitter(random: random)
+        }
+    }
+
+    /// Attempts in all, the first one included: `1` never retries.
+    public var maximumAttempts: Int
+    /// The wait before the first retry, before jitter.
+    public var initialDelay: Duration
+    /// The factor the wait grows by with each retry.
+    public var multiplier: Double
+    /// The longest computed wait, before jitter.
+    public var maximumDelay: Duration
+    /// How the wait is randomised.
+    public var jitter: Jitter
+    /// The longest `Retry-After` honoured; a longer one ends the request with its error.
+    public var maximumRetryAfter: Duration
+    /// Statuses worth another attempt.
+    public var retryableStatusCodes: Set<Int>
+    /// Methods retried without an `Idempotency-Key` header.
+    public var retryableMethods: Set<HTTPMethod>
+
+    /// Creates a policy.
+    /// - Parameters:
+    ///   - maximumAttempts: Attempts in all, the first one included.
+    ///   - initialDelay: The wait before the first retry, before jitter.
+    ///   - multiplier: The factor the wait grows by with each retry.
+    ///   - maximumDelay: The longest computed wait, before jitter.
+    ///   - jitter: How the wait is randomised.
+    ///   - maximumRetryAfter: The longest `Retry-After` honoured.
+    ///   - retryableStatusCodes: Statuses worth another attempt.
+    ///   - retryableMethods: Methods retried without an `Idempotency-Key` header.
+    public init(
+        maximumAttempts: Int = 3,
+        initialDelay: Duration = .milliseconds(500),
+        multiplier: Double = 2,
+        maximumDelay: Duration = .seconds(30),
+        jitter: Jitter = .full,
+        maximumRetryAfter: Duration = .seconds(60),
+        retryableStatusCodes: Set<Int> = [408, 429, 500, 502, 503, 504],
+        retryableMethods: Set<HTTPMethod> = [.get, .head, .options, .put, .delete]
+    ) {
+        self.maximumAttempts = maximumAttempts
+        self.initialDelay = initialDelay
+        self.multiplier = multiplier
+        self.maximumDelay = maximumDelay
+        self.jitter = jitter
+        self.maximumRetryAfter = maximumRetryAfter
+        self.retryableStatusCodes = retryableStatusCodes
+        self.retryableMethods = retryableMethods
+    }
+
+    /// Never retries: the session's default.
+    public static let never = RetryPolicy(maximumAttempts: 1)
+
+    /// Three attempts, waits from 0.5 s doubling up to 30 s with full jitter, `Retry-After` up to 60 s.
+    public static let standard = RetryPolicy()
+
+    /// Whether a request with this method and headers may be sent again.
+    func allows(method: String, headers: [String: String]) -> Bool {
+        if retryableMethods.contains(HTTPMethod(rawValue: method)) { return true }
+        return headers.keys.contains { $0.caseInsensitiveEquals("Idempotency-Key") }
+    }
+
+    /// Whether the failure is worth another attempt. The session's own deadline is never retried.
+    func isRetryable(_ error: NetworkError, response: HTTPResponse?) -> Bool {
+        if let response { return retryableStatusCodes.contains(response.statusCode) }
+        switch error {
+        case .timeout: return true
+        case .transport(let code, _):
+            return [.networkConnectionLost, .cannotConnectToHost, .timedOut, .notConnectedToInternet].contains(code)
+        default: return false
+        }
+    }
+
+    /// The computed wait before retry `retry` (1 for the first), jitter included.
+    func backoff(beforeRetry retry: Int) -> Duration {
+        let factor = pow(max(multiplier, 1), Double(max(retry - 1, 0)))
+        let seconds = min(initialDelay.seconds * factor, maximumDelay.seconds)
+        guard seconds.isFinite, seconds > 0 else { return .zero }
+        let unit = jitter.random.map { min(max($0(), 0), 1) } ?? 1
+        return .seconds(seconds * unit)
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    var seconds: Double {
+        let (whole, attoseconds) = components
+        return Double(whole) + Double(attoseconds) / 1e18
+    }
+}
+
+/// Reads `Retry-After` (RFC 9110 §10.2.3): a number of seconds or an HTTP date.
+enum RetryAfter {
+    private static let formats = [
+        "EEE, dd MMM yyyy HH:mm:ss zzz",  // IMF-fixdate
+        "EEEE, dd-MMM-yy HH:mm:ss zzz",  // RFC 850
+        "EEE MMM d HH:mm:ss yyyy",  // asctime
+    ]
+
+    /// The wait the header asks for, never negative; `nil` when there is no header or it cannot be read.
+    static func delay(in headers: HTTPHeaders, now: Date = Date()) -> Duration? {
+        guard let text = headers["Retry-After"]?.trimmingCharacters(in: .whitespaces), !text.isEmpty else {
+            return nil
+        }
+        if text.allSatisfy(\.isASCII), text.allSatisfy(\.isNumber) {
+            guard let seconds = Int(text) else { return .seconds(Int.max / 1_000_000_000) }
+            return .seconds(seconds)
+        }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        for format in formats {
+            formatter.dateFormat = format
+            if let date = formatter.date(from: text) {
+                return .seconds(max(date.timeIntervalSince(now), 0))
+            }
+        }
+        return nil
+    }
+}

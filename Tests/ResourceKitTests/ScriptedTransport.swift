@@ -1,0 +1,62 @@
+import Foundation
+import ResourceKit
+import ResourceKitTesting
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Answers requests in order from a script, one answer per request, and records them. After the script
+/// ends, it answers with its last entry. An answer may depend on the request (`respond`).
+final class ScriptedTransport: HTTPTransport {
+    /// One scripted answer.
+    struct Answer: Sendable {
+        let respond: @Sendable (URLRequest) async throws(NetworkError) -> HTTPResponse
+    }
+
+    private let script: [Answer]
+    private let requestLog = Locked<[URLRequest]>([])
+
+    init(_ script: [Answer]) {
+        precondition(!script.isEmpty, "a script needs at least one answer")
+        self.script = script
+    }
+
+    var requests: [URLRequest] { requestLog.withLock { $0 } }
+    var requestCount: Int { requests.count }
+
+    func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
+        let index = requestLog.withLock { log in
+            log.append(request)
+            return log.count - 1
+        }
+        return try await script[min(index, script.count - 1)].respond(request)
+    }
+
+}
+
+extension ScriptedTransport.Answer {
+    static func status(_ code: Int, json: String = "{}", headers: HTTPHeaders = [:]) -> Self {
+        Self { request in
+            var headers = headers
+            headers["Content-Type"] = "application/json"
+            return HTTPResponse(statusCode: code, headers: headers, body: Data(json.utf8), url: request.url)
+        }
+    }
+
+    static func failure(_ error: NetworkError) -> Self {
+        Self { _ async throws(NetworkError) -> HTTPResponse in throw error }
+    }
+
+    static func respond(_ body: @escaping @Sendable (URLRequest) async throws(NetworkError) -> HTTPResponse) -> Self {
+        Self(respond: body)
+    }
+}
+
+/// Keeps every log event, in order.
+final class EventCollector: NetworkLogging {
+    private let log = Locked<[NetworkLogEvent]>([])
+    var events: [NetworkLogEvent] { log.withLock { $0 } }
+    var minimumLevel: LogLevel { .debug }
+    func log(_ level: LogLevel, _ event: NetworkLogEvent) { log.withLock { $0.append(event) } }
+}
