@@ -56,8 +56,8 @@ public enum NetworkLogEvent: Sendable, Equatable, CustomStringConvertible {
     public static let redactedHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
 }
 
-/// What the session hides in log events: values of secret headers, user info in URLs, and values of
-/// query items with secret names. Names compare case-insensitively. A hidden header value reads
+/// What the session hides in log events: values of secret headers, values of query items with secret names,
+/// and (always) user info in URLs. Names compare case-insensitively. A hidden header value reads
 /// `<redacted>`; in a URL, hidden user info and query values read `redacted`
 /// (`https://redacted@api.example.com/posts?token=redacted&page=2`).
 ///
