@@ -161,7 +161,7 @@ struct HTTPBinTests {
             enum CodingKeys: String, CodingKey { case userAgent = "user-agent" }
         }
         let agent: Agent = try await HTTPBin.session().send(Endpoint(.get, "user-agent"))
-        #expect(agent.userAgent == ResourceKitVersion.userAgent)
+        #expect(agent.userAgent == NetworkSession.defaultUserAgent)
     }
 }
 

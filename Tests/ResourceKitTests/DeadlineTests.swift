@@ -38,8 +38,12 @@ import Testing
         clock.advance(by: .milliseconds(200))
         transport.answer(0, json: json(post))
         #expect(try await task.value == post)
-        // The deadline's timer is gone with the request.
+        // The session's one timer still sleeps toward that deadline; when it wakes, nothing is due and it
+        // ends: the answered request is untouched.
+        #expect(clock.sleepers == [.milliseconds(600)])
+        clock.advance(by: .milliseconds(600))
         #expect(await clock.waitForSleepers { $0.isEmpty } == [])
+        #expect(transport.cancelledRequests.isEmpty)
     }
 
     @Test func theSessionsTimeoutAppliesWhenTheEndpointSetsNone() async throws {
@@ -73,13 +77,70 @@ import Testing
         let session = NetworkSession(
             baseURL: "http://test.local/api", transport: transport, retry: policy, timeout: 2, clock: clock)
         let task = Task { try await session.send(Endpoint(.get, "posts/1")) }
-        await clock.waitForSleepers { $0 == [.milliseconds(500)] }
+        // The shortest sleep is the retry's wait; the other one is the deadline's timer.
+        #expect(
+            await clock.waitForSleepers { $0 == [.milliseconds(500), .seconds(2)] } == [
+                .milliseconds(500), .seconds(2),
+            ])
         clock.advance(by: .milliseconds(500))
-        await clock.waitForSleepers { $0 == [.seconds(1)] }
+        #expect(
+            await clock.waitForSleepers { $0 == [.seconds(1), .milliseconds(1500)] } == [
+                .seconds(1), .milliseconds(1500),
+            ])
         clock.advance(by: .seconds(1))
         // The next wait (2 s) would end past the deadline (2 s from the start): the last error is thrown now.
         await #expect(throws: NetworkError.httpStatus(code: 503, body: Data("{}".utf8))) { try await task.value }
         #expect(transport.requestCount == 3)
+    }
+
+    /// Seeded random deadlines and answers for 40 concurrent requests, checked second by second against the
+    /// obvious model: a request ends with `.timeout` exactly when the clock reaches its deadline first.
+    @Test(arguments: [1, 2, 3, 42, 2026])
+    func manyDeadlinesFireInOrderAndOnlyForUnansweredRequests(seed: UInt64) async throws {
+        var random = SeededGenerator(state: seed)
+        let clock = ManualClock()
+        let transport = ControlledTransport()
+        let session = session(transport, clock: clock)
+        let count = 40
+        let timeouts = (0..<count).map { _ in Int(random.next() % 20) + 1 }
+        // A request answered at second `answerAt` (if before its deadline) succeeds.
+        let answerAt = (0..<count).map { _ in Int(random.next() % 25) + 1 }
+        var tasks: [Task<Result<Post, NetworkError>, Never>] = []
+        for index in 0..<count {
+            let endpoint = Endpoint(.get, "posts/\(index)", timeout: TimeInterval(timeouts[index]))
+            tasks.append(
+                Task {
+                    do throws(NetworkError) { return .success(try await session.send(endpoint, as: Post.self)) } catch {
+                        return .failure(error)
+                    }
+                })
+            // One at a time, so that request `index` is transport request `index`.
+            try await transport.waitForRequests(index + 1)
+        }
+        for second in 1...25 {
+            for index in 0..<count where answerAt[index] == second && answerAt[index] < timeouts[index] {
+                transport.answer(index, json: json(Post(id: "\(index)", title: "t")))
+                // The answer has landed before the clock moves on.
+                _ = await tasks[index].value
+            }
+            clock.advance(by: .seconds(1))
+            for index in 0..<count where answerAt[index] >= timeouts[index] || answerAt[index] > second {
+                if timeouts[index] == second {
+                    #expect(await tasks[index].value == .failure(.timeout), "request \(index) at \(second) s")
+                } else if timeouts[index] > second {
+                    #expect(transport.isHeld(index), "request \(index) ended before its deadline")
+                }
+            }
+        }
+        for index in 0..<count {
+            let result = await tasks[index].value
+            if answerAt[index] < timeouts[index] {
+                #expect(result == .success(Post(id: "\(index)", title: "t")), "request \(index)")
+            } else {
+                #expect(result == .failure(.timeout), "request \(index)")
+            }
+        }
+        #expect(await clock.waitForSleepers { $0.isEmpty } == [])
     }
 
     @Test(arguments: [0, -1, TimeInterval.infinity, TimeInterval.nan, 1e300])

@@ -8,6 +8,7 @@ import Testing
 #endif
 
 /// Retries run on a `ManualClock`: every wait is read from the clock and ended by advancing it, never slept.
+/// The sessions set no deadline unless a test is about one, so the only sleep pending is the retry's wait.
 @Suite(.timeLimit(.minutes(1))) struct RetryTests {
     let post = Post(id: "1", title: "v")
     let endpoint = Endpoint(.get, "posts/1")
@@ -16,7 +17,7 @@ import Testing
         _ transport: any HTTPTransport,
         retry: RetryPolicy,
         clock: ManualClock,
-        timeout: TimeInterval = 60,
+        timeout: TimeInterval = 0,
         logger: any NetworkLogging = SilentLogger()
     ) -> NetworkSession {
         NetworkSession(
@@ -254,5 +255,54 @@ import Testing
         _ = try await task.value
         try await recorder.expect([.idle, .loading(previous: nil), .available(post)])
         #expect(transport.requestCount == 3)
+    }
+
+    @Test(arguments: [
+        RetryPolicy(maximumAttempts: 0), RetryPolicy(maximumAttempts: -3),
+        RetryPolicy(maximumAttempts: 2, initialDelay: .seconds(-1), jitter: .none),
+        RetryPolicy(maximumAttempts: 2, multiplier: .nan, jitter: .none),
+        RetryPolicy(maximumAttempts: 2, initialDelay: .seconds(Int64.max), multiplier: .infinity, jitter: .none),
+        RetryPolicy(maximumAttempts: 2, maximumDelay: .seconds(-5), jitter: .full(using: { .nan })),
+    ])
+    func absurdPoliciesNeitherCrashNorHang(policy: RetryPolicy) async throws {
+        let clock = ManualClock()
+        let transport = ScriptedTransport([.status(503), .status(204)])
+        let session = session(transport, retry: policy, clock: clock)
+        let task = Task { try await session.send(endpoint) }
+        // Whatever the policy waits, time moves on until the call ends.
+        let mover = Task {
+            while !Task.isCancelled {
+                await clock.waitForSleepers { !$0.isEmpty }
+                clock.advance(by: .seconds(1_000_000_000))
+            }
+        }
+        let result = await task.result
+        mover.cancel()
+        if policy.maximumAttempts >= 2 {
+            #expect(throws: Never.self) { try result.get() }
+            #expect(transport.requestCount == 2)
+        } else {
+            #expect(throws: NetworkError.httpStatus(code: 503, body: Data("{}".utf8))) { try result.get() }
+            #expect(transport.requestCount == 1)
+        }
+    }
+
+    @Test(arguments: ["-5", "soon", "99999999999999999999999", "Tue, 99 Foo 2026 00:00:00 GMT", ""])
+    func unreadableOrHugeRetryAfterNeverCrashes(value: String) async throws {
+        let clock = ManualClock()
+        let transport = ScriptedTransport([.status(503, headers: ["Retry-After": value]), .status(204)])
+        let session = session(transport, retry: Self.exact, clock: clock)
+        let task = Task { try await session.send(endpoint) }
+        if value == "99999999999999999999999" {
+            // Longer than the maximum: not retried.
+            await #expect(throws: NetworkError.httpStatus(code: 503, body: Data("{}".utf8))) { try await task.value }
+            #expect(transport.requestCount == 1)
+        } else {
+            // Unreadable: the computed backoff applies.
+            #expect(await clock.waitForSleepers { $0 == [.milliseconds(500)] } == [.milliseconds(500)])
+            clock.advance(by: .milliseconds(500))
+            try await task.value
+            #expect(transport.requestCount == 2)
+        }
     }
 }

@@ -64,8 +64,8 @@ import Testing
     @Test func requestsNameResourceKitAsTheirUserAgentUnlessTheyNameAnother() async throws {
         let session = makeSession(StubTransport())
         let plain = try await session.makeURLRequest(for: Endpoint(.get, "posts"))
-        #expect(plain.value(forHTTPHeaderField: "User-Agent") == "ResourceKit/\(ResourceKitVersion.version)")
-        #expect(ResourceKitVersion.userAgent.hasPrefix("ResourceKit/"))
+        #expect(plain.value(forHTTPHeaderField: "User-Agent") == "ResourceKit/\(NetworkSession.libraryVersion)")
+        #expect(NetworkSession.defaultUserAgent.hasPrefix("ResourceKit/"))
 
         let custom = try await session.makeURLRequest(for: Endpoint(.get, "posts", headers: ["user-agent": "App/1"]))
         #expect(custom.value(forHTTPHeaderField: "User-Agent") == "App/1")

@@ -140,44 +140,55 @@ extension NetworkSession {
         deadline: Duration?
     ) async throws(NetworkError) -> HTTPResponse {
         guard let deadline else { return try await transport.send(request) }
-        let clock = timeline
-        if clock.now >= deadline { throw .timeout }
+        if timeline.now >= deadline { throw .timeout }
         let race = DeadlineRace()
         let transport = self.transport
+        let scheduler = deadlines
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 race.begin(continuation)
-                let sending = Task {
-                    do throws(NetworkError) {
-                        race.finish(.success(try await transport.send(request)))
-                    } catch {
-                        race.finish(.failure(error))
+                let stop: @Sendable () -> Void
+                if let direct = transport as? any CallbackTransport {
+                    // No task in between: the transport's completion resumes the caller.
+                    stop = direct.start(request) { race.finish($0, fromTransport: true) }
+                } else {
+                    // In a task of its own, so that the deadline can abandon a transport that never returns.
+                    // It starts at once on this thread: a transport that answers without suspending costs no
+                    // thread hop.
+                    let body: @Sendable () async -> Void = {
+                        do throws(NetworkError) {
+                            race.finish(.success(try await transport.send(request)), fromTransport: true)
+                        } catch {
+                            race.finish(.failure(error), fromTransport: true)
+                        }
                     }
-                }
-                let timer = Task {
-                    do {
-                        try await clock.sleep(until: deadline)
-                        race.finish(.failure(.timeout))
-                    } catch {
-                        // Cancelled: the request ended first.
+                    let sending: Task<Void, Never>
+                    if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+                        sending = Task.immediate(operation: body)
+                    } else {
+                        sending = Task(operation: body)
                     }
+                    stop = { sending.cancel() }
                 }
-                race.attach(sending, timer)
+                let token = scheduler.schedule(at: deadline) { race.finish(.failure(.timeout), fromTransport: false) }
+                race.attach(stopTransport: stop, cancelDeadline: { scheduler.cancel(token) })
             }
         } onCancel: {
-            race.finish(.failure(.cancelled))
+            race.finish(.failure(.cancelled), fromTransport: false)
         }
         return try result.get()
     }
 }
 
-/// The first of the transport's answer, the deadline and the caller's cancellation wins; the others are
-/// cancelled.
+/// The first of the transport's answer, the deadline and the caller's cancellation wins. When the transport
+/// answered, the deadline is cancelled; otherwise the transport is stopped too.
 private final class DeadlineRace: Sendable {
     private struct State {
         var continuation: CheckedContinuation<Result<HTTPResponse, NetworkError>, Never>?
         var result: Result<HTTPResponse, NetworkError>?
-        var tasks: [Task<Void, Never>] = []
+        var byTransport = false
+        var stopTransport: (@Sendable () -> Void)?
+        var cancelDeadline: (@Sendable () -> Void)?
     }
     private let state = Locked(State())
 
@@ -190,33 +201,49 @@ private final class DeadlineRace: Sendable {
         if let early { continuation.resume(returning: early) }
     }
 
-    func attach(_ sending: Task<Void, Never>, _ timer: Task<Void, Never>) {
-        let finished = state.withLock { state -> Bool in
-            if state.result != nil { return true }
-            state.tasks = [sending, timer]
-            return false
+    func attach(stopTransport: @escaping @Sendable () -> Void, cancelDeadline: @escaping @Sendable () -> Void) {
+        let finishedByTransport = state.withLock { state -> Bool? in
+            if state.result != nil { return state.byTransport }
+            state.stopTransport = stopTransport
+            state.cancelDeadline = cancelDeadline
+            return nil
         }
-        if finished {
-            sending.cancel()
-            timer.cancel()
-        }
+        guard let finishedByTransport else { return }
+        cancelDeadline()
+        if !finishedByTransport { stopTransport() }
     }
 
-    func finish(_ result: Result<HTTPResponse, NetworkError>) {
-        let (continuation, tasks) = state.withLock { state in
+    func finish(_ result: Result<HTTPResponse, NetworkError>, fromTransport: Bool) {
+        let (continuation, stop, cancel) = state.withLock { state in
             guard state.result == nil else {
-                return (CheckedContinuation<Result<HTTPResponse, NetworkError>, Never>?.none, [Task<Void, Never>]())
+                return (
+                    CheckedContinuation<Result<HTTPResponse, NetworkError>, Never>?.none, (@Sendable () -> Void)?.none,
+                    (@Sendable () -> Void)?.none
+                )
             }
             state.result = result
+            state.byTransport = fromTransport
             defer {
                 state.continuation = nil
-                state.tasks = []
+                state.stopTransport = nil
+                state.cancelDeadline = nil
             }
-            return (state.continuation, state.tasks)
+            return (state.continuation, fromTransport ? nil : state.stopTransport, state.cancelDeadline)
         }
+        cancel?()
+        stop?()
         continuation?.resume(returning: result)
-        for task in tasks { task.cancel() }
     }
+}
+
+/// A transport that can start a request with a completion handler, so the session awaits it without a task
+/// in between. ``URLSessionTransport`` is one.
+protocol CallbackTransport: HTTPTransport {
+    /// Starts the request; `completion` runs exactly once. Returns what cancels the request.
+    func start(
+        _ request: URLRequest,
+        completion: @escaping @Sendable (Result<HTTPResponse, NetworkError>) -> Void
+    ) -> @Sendable () -> Void
 }
 
 /// A session's clock with its type erased: instants are durations since the session was made.

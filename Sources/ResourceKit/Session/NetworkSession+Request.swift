@@ -46,7 +46,7 @@ extension NetworkSession {
             request.timeoutInterval = timeout.rounded(.up)
         }
 
-        var headers: HTTPHeaders = ["Accept": "application/json", "User-Agent": ResourceKitVersion.userAgent]
+        var headers: HTTPHeaders = ["Accept": "application/json", "User-Agent": NetworkSession.defaultUserAgent]
         headers = headers.merging(defaultHeaders)
         if let body = endpoint.body {
             let (data, contentType) = try encode(body)
@@ -54,10 +54,14 @@ extension NetworkSession {
             headers["Content-Type"] = contentType
         }
         headers = headers.merging(endpoint.headers)
+        // One assignment instead of a `setValue` per header: each one is a bridged call on Linux.
+        var fields: [String: String] = [:]
+        fields.reserveCapacity(headers.count)
         for field in headers {
             try HeaderValidation.check(name: field.name, value: field.value)
-            request.setValue(field.value, forHTTPHeaderField: field.name)
+            fields[field.name] = field.value
         }
+        request.allHTTPHeaderFields = fields
         return (request, base)
     }
 

@@ -30,6 +30,11 @@ public actor NetworkSession {
     public nonisolated let adapters: [any RequestAdapting]
     /// Receives request and response events.
     public nonisolated let logger: any NetworkLogging
+    /// The library's version, such as `0.2.0`.
+    public static let libraryVersion = "0.2.0"
+    /// `ResourceKit/<version>`: the `User-Agent` of requests for which neither the endpoint nor the session
+    /// sets one.
+    public static let defaultUserAgent = "ResourceKit/\(libraryVersion)"
     /// The origins adapters and the authenticator may send credentials to.
     public nonisolated let credentialScope: CredentialScope
     /// How redirects are followed, unless an endpoint sets its own.
@@ -44,6 +49,7 @@ public actor NetworkSession {
     public nonisolated let clock: any Clock<Duration>
     let authentication: (any AuthenticationHandling)?
     let timeline: Timeline
+    let deadlines: DeadlineScheduler
 
     /// Creates a session.
     /// - Parameters:
@@ -98,6 +104,7 @@ public actor NetworkSession {
         self.timeout = timeout
         self.clock = clock
         self.timeline = Timeline(clock)
+        self.deadlines = DeadlineScheduler(timeline: timeline)
         self.redaction = redaction
         self.authentication = authenticator.map { Self.flight(for: $0) }
     }

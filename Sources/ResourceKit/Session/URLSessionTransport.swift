@@ -81,17 +81,9 @@ public struct URLSessionTransport: HTTPTransport {
     /// challenge as its `401` response.
     public func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
         let handle = TaskHandle()
-        let delegate = TaskDelegate()
         let result: Result<HTTPResponse, NetworkError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let task = session.dataTask(with: request) { data, response, error in
-                    continuation.resume(
-                        returning: Self.result(
-                            data: data, response: response, error: error, challenged: delegate.challengeResponse,
-                            cancelled: handle.isCancelled))
-                }
-                task.delegate = delegate
-                handle.start(task)
+                start(request, handle: handle) { continuation.resume(returning: $0) }
             }
         } onCancel: {
             handle.cancel()
@@ -124,6 +116,36 @@ public struct URLSessionTransport: HTTPTransport {
             if let name = name as? String, let value = value as? String { headers[name] = value }
         }
         return HTTPResponse(statusCode: http.statusCode, headers: headers, body: body, url: http.url)
+    }
+}
+
+extension URLSessionTransport: CallbackTransport {
+    /// Starts a data task; `completion` runs once, with the response, the error, or `.cancelled` after
+    /// the returned closure ran.
+    func start(
+        _ request: URLRequest,
+        completion: @escaping @Sendable (Result<HTTPResponse, NetworkError>) -> Void
+    ) -> @Sendable () -> Void {
+        let handle = TaskHandle()
+        start(request, handle: handle, completion: completion)
+        return { handle.cancel() }
+    }
+
+    /// Starts a data task held by `handle`, which may have been cancelled already.
+    private func start(
+        _ request: URLRequest,
+        handle: TaskHandle,
+        completion: @escaping @Sendable (Result<HTTPResponse, NetworkError>) -> Void
+    ) {
+        let delegate = TaskDelegate()
+        let task = session.dataTask(with: request) { data, response, error in
+            completion(
+                Self.result(
+                    data: data, response: response, error: error, challenged: delegate.challengeResponse,
+                    cancelled: handle.isCancelled))
+        }
+        task.delegate = delegate
+        handle.start(task)
     }
 }
 
