@@ -129,6 +129,32 @@ func acceptingOnly(_ accepted: @escaping @Sendable () -> String) -> ScriptedTran
             stale.requests.map { $0.value(forHTTPHeaderField: "Authorization") } == ["Bearer old", "Bearer token-1"])
     }
 
+    @Test func waitingForARefreshEndsAtTheDeadlineOrOnCancellation() async throws {
+        let gate = AsyncLatch()
+        let store = TokenStore("old", gate: gate, next: { _ in "new" })
+        let transport = acceptingOnly { "new" }
+        let clock = ManualClock()
+        let session = NetworkSession(
+            baseURL: "http://test.local/api", transport: transport, authenticator: store.authenticator, timeout: 2,
+            clock: clock)
+        let timed = Task { try await session.send(endpoint) }
+        try await waitUntil("the refresh starts", timeout: .seconds(30)) { store.refreshes == 1 }
+        await clock.waitForSleepers { $0 == [.seconds(2)] }
+        clock.advance(by: .seconds(2))
+        await #expect(throws: NetworkError.timeout) { try await timed.value }
+
+        let cancelled = Task { try await session.send(endpoint) }
+        try await waitUntil("the second request is rejected", timeout: .seconds(30)) { transport.requestCount == 2 }
+        cancelled.cancel()
+        await #expect(throws: NetworkError.cancelled) { try await cancelled.value }
+
+        // The refresh itself ran on: once it ends, a new request uses its token without refreshing again.
+        gate.open()
+        try await waitUntil("the new token is stored", timeout: .seconds(30)) { store.token == "new" }
+        _ = try await session.send(endpoint, as: Post.self)
+        #expect(store.refreshes == 1)
+    }
+
     @Test func noCredentialMeansNoRefresh() async throws {
         let store = TokenStore("unused")
         let transport = ScriptedTransport([.status(401)])

@@ -33,7 +33,7 @@ extension NetworkSession {
                 let (response, credential) = try await follow(exchange, deadline: deadline)
                 if let authentication, let credential, !refreshed, authentication.isFailure(response) {
                     refreshed = true
-                    try await authentication.recover(from: credential)
+                    try await waitForRefresh(authentication, from: credential, deadline: deadline)
                     continue
                 }
                 do {
@@ -133,6 +133,37 @@ extension NetworkSession {
         }
     }
 
+    /// Waits for the authenticator's refresh, at most until the deadline and only while the caller waits: the
+    /// refresh itself runs on for the other requests that wait for it.
+    private nonisolated func waitForRefresh(
+        _ authentication: any AuthenticationHandling,
+        from credential: any Sendable,
+        deadline: Duration?
+    ) async throws(NetworkError) {
+        let race = DeadlineRace<Void>()
+        let scheduler = deadlines
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                race.begin(continuation)
+                let waiting = Task {
+                    do throws(NetworkError) {
+                        try await authentication.recover(from: credential)
+                        race.finish(.success(()), fromTransport: true)
+                    } catch {
+                        race.finish(.failure(error), fromTransport: true)
+                    }
+                }
+                let token = deadline.map { deadline in
+                    scheduler.schedule(at: deadline) { race.finish(.failure(.timeout), fromTransport: false) }
+                }
+                race.attach(stopTransport: { waiting.cancel() }, cancelDeadline: { token.map(scheduler.cancel) })
+            }
+        } onCancel: {
+            race.finish(.failure(.cancelled), fromTransport: false)
+        }
+        try result.get()
+    }
+
     /// Sends one request through the transport, or fails with ``NetworkError/timeout`` at the deadline and
     /// cancels it, whether or not the transport honours cancellation.
     private nonisolated func send(
@@ -141,7 +172,7 @@ extension NetworkSession {
     ) async throws(NetworkError) -> HTTPResponse {
         guard let deadline else { return try await transport.send(request) }
         if timeline.now >= deadline { throw .timeout }
-        let race = DeadlineRace()
+        let race = DeadlineRace<HTTPResponse>()
         let transport = self.transport
         let scheduler = deadlines
         let result = await withTaskCancellationHandler {
@@ -182,18 +213,18 @@ extension NetworkSession {
 
 /// The first of the transport's answer, the deadline and the caller's cancellation wins. When the transport
 /// answered, the deadline is cancelled; otherwise the transport is stopped too.
-private final class DeadlineRace: Sendable {
+private final class DeadlineRace<Value: Sendable>: Sendable {
     private struct State {
-        var continuation: CheckedContinuation<Result<HTTPResponse, NetworkError>, Never>?
-        var result: Result<HTTPResponse, NetworkError>?
+        var continuation: CheckedContinuation<Result<Value, NetworkError>, Never>?
+        var result: Result<Value, NetworkError>?
         var byTransport = false
         var stopTransport: (@Sendable () -> Void)?
         var cancelDeadline: (@Sendable () -> Void)?
     }
     private let state = Locked(State())
 
-    func begin(_ continuation: CheckedContinuation<Result<HTTPResponse, NetworkError>, Never>) {
-        let early = state.withLock { state -> Result<HTTPResponse, NetworkError>? in
+    func begin(_ continuation: CheckedContinuation<Result<Value, NetworkError>, Never>) {
+        let early = state.withLock { state -> Result<Value, NetworkError>? in
             if let result = state.result { return result }
             state.continuation = continuation
             return nil
@@ -213,11 +244,11 @@ private final class DeadlineRace: Sendable {
         if !finishedByTransport { stopTransport() }
     }
 
-    func finish(_ result: Result<HTTPResponse, NetworkError>, fromTransport: Bool) {
+    func finish(_ result: Result<Value, NetworkError>, fromTransport: Bool) {
         let (continuation, stop, cancel) = state.withLock { state in
             guard state.result == nil else {
                 return (
-                    CheckedContinuation<Result<HTTPResponse, NetworkError>, Never>?.none, (@Sendable () -> Void)?.none,
+                    CheckedContinuation<Result<Value, NetworkError>, Never>?.none, (@Sendable () -> Void)?.none,
                     (@Sendable () -> Void)?.none
                 )
             }
