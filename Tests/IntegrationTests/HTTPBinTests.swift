@@ -119,24 +119,23 @@ struct HTTPBinTests {
         await #expect(throws: NetworkError.timeout) {
             try await session.send(Endpoint(.get, "delay/2", timeout: 0.8))
         }
-        let elapsed = ContinuousClock.now - start
-        // Not at once (Linux's URLSession would end it after ~0 s), and not after the server's 2 s answer.
-        #expect(elapsed >= .milliseconds(750))
-        #expect(elapsed < .milliseconds(1900))
+        // Not at once, as Linux's URLSession ends a 0.8 s timeout; `.timeout` rather than the answer shows that
+        // the deadline ended it, not the server. No upper bound: the suite shares two cores with CPU-heavy
+        // tests, and the exact instant is `DeadlineTests`' job, on a manual clock.
+        #expect(ContinuousClock.now - start >= .milliseconds(750))
 
-        let fast: Echo = try await session.send(Endpoint(.get, "delay/0.2", timeout: 0.8))
+        let fast: Echo = try await session.send(Endpoint(.get, "delay/0.2", timeout: 1.5))
         #expect(fast.url?.contains("/delay/0.2") == true)
     }
 
+    /// A 401, not `.timeout` at the 5 s deadline: the transport answered the challenge itself.
     @Test func aBasicChallengeIsAnsweredAsThe401ItIs() async throws {
-        let start = ContinuousClock.now
         let error = try #require(
             await #expect(throws: NetworkError.self) {
                 try await HTTPBin.session(adapters: []).send(Endpoint(.get, "basic-auth/ann/secret", timeout: 5))
             })
         #expect(error.statusCode == 401)
         #expect(error.headers?["WWW-Authenticate"]?.hasPrefix("Basic") == true)
-        #expect(ContinuousClock.now - start < .seconds(5))
 
         let authorized = Endpoint(
             .get, "basic-auth/ann/secret",
