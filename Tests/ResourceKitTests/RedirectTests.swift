@@ -99,6 +99,23 @@ import Testing
         #expect(transport.requests[0].value(forHTTPHeaderField: "Authorization") == nil)
     }
 
+    @Test func credentialsAmongTheDefaultHeadersStayInScopeToo() async throws {
+        let transport = ScriptedTransport([.status(204)])
+        let session = NetworkSession(
+            baseURL: "http://test.local/api", transport: transport,
+            defaultHeaders: ["Authorization": "Token t", "cookie": "s=1", "X-Client": "app"])
+        try await session.send(Endpoint(.get, "posts"))
+        try await session.send(Endpoint(.get, "http://TEST.local:80/api/posts"))
+        try await session.send(Endpoint(.get, "http://cdn.other.test/file"))
+        func sent(_ name: String) -> [String?] { transport.requests.map { $0.value(forHTTPHeaderField: name) } }
+        #expect(sent("Authorization") == ["Token t", "Token t", nil])
+        #expect(sent("Cookie") == ["s=1", "s=1", nil])
+        #expect(sent("X-Client") == ["app", "app", "app"])
+        // What the endpoint sets itself is the caller's decision.
+        try await session.send(Endpoint(.get, "http://cdn.other.test/file", headers: ["Authorization": "Key k"]))
+        #expect(transport.requests[3].value(forHTTPHeaderField: "Authorization") == "Key k")
+    }
+
     @Test func anAbsoluteNextLinkOnAnotherHostGetsNoCredentials() async throws {
         let transport = ScriptedTransport([
             .status(

@@ -32,7 +32,9 @@ extension NetworkSession {
         var base: URL?
         if Endpoint.isAbsolute(endpoint.path) {
             url = try URLBuilder.url(absolute: endpoint.path, query: endpoint.queryItems)
-            if !adapters.isEmpty || authentication != nil { base = try await baseURLProvider.resolveBaseURL() }
+            if !adapters.isEmpty || authentication != nil || defaultHeadersCarryCredentials {
+                base = try await baseURLProvider.resolveBaseURL()
+            }
         } else {
             let resolved = try await baseURLProvider.resolveBaseURL()
             base = resolved
@@ -47,7 +49,14 @@ extension NetworkSession {
         }
 
         var headers: HTTPHeaders = ["Accept": "application/json", "User-Agent": NetworkSession.defaultUserAgent]
-        headers = headers.merging(defaultHeaders)
+        if defaultHeadersCarryCredentials, !credentialScope.contains(url, base: base) {
+            // A credential among the session's default headers stays on the origins it is meant for too.
+            var defaults = defaultHeaders
+            for name in Redirect.credentialHeaders { defaults[name] = nil }
+            headers = headers.merging(defaults)
+        } else {
+            headers = headers.merging(defaultHeaders)
+        }
         if let body = endpoint.body {
             let (data, contentType) = try encode(body)
             request.httpBody = data

@@ -50,6 +50,8 @@ public actor NetworkSession {
     let authentication: (any AuthenticationHandling)?
     let timeline: Timeline
     let deadlines: DeadlineScheduler
+    /// Whether ``defaultHeaders`` hold `Authorization`, `Proxy-Authorization` or `Cookie`.
+    let defaultHeadersCarryCredentials: Bool
 
     /// Creates a session.
     /// - Parameters:
@@ -57,6 +59,8 @@ public actor NetworkSession {
     ///   - validation: Decides which responses are successes; `200..<300` by default.
     ///   - transport: Sends the requests; `URLSessionTransport` by default.
     ///   - defaultHeaders: Headers for every request; an endpoint's header of the same name wins.
+    ///     `Authorization`, `Proxy-Authorization` and `Cookie` among them go only to origins in
+    ///     `credentialScope`.
     ///   - encoder: Encodes JSON bodies.
     ///   - decoder: Decodes JSON responses.
     ///   - adapters: Hooks that may change each request before it is sent, such as adding a fixed API key.
@@ -105,6 +109,7 @@ public actor NetworkSession {
         self.clock = clock
         self.timeline = Timeline(clock)
         self.deadlines = DeadlineScheduler(timeline: timeline)
+        self.defaultHeadersCarryCredentials = Redirect.credentialHeaders.contains { defaultHeaders[$0] != nil }
         self.redaction = redaction
         self.authentication = authenticator.map { Self.flight(for: $0) }
     }
