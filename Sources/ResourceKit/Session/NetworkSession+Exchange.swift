@@ -140,7 +140,7 @@ extension NetworkSession {
         from credential: any Sendable,
         deadline: Duration?
     ) async throws(NetworkError) {
-        let race = DeadlineRace<Void>()
+        let race = DeadlineRace()
         let scheduler = deadlines
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
@@ -148,7 +148,7 @@ extension NetworkSession {
                 let waiting = Task {
                     do throws(NetworkError) {
                         try await authentication.recover(from: credential)
-                        race.finish(.success(()), fromTransport: true)
+                        race.finish(.success(nil), fromTransport: true)
                     } catch {
                         race.finish(.failure(error), fromTransport: true)
                     }
@@ -161,7 +161,7 @@ extension NetworkSession {
         } onCancel: {
             race.finish(.failure(.cancelled), fromTransport: false)
         }
-        try result.get()
+        _ = try result.get()
     }
 
     /// Sends one request through the transport, or fails with ``NetworkError/timeout`` at the deadline and
@@ -172,7 +172,7 @@ extension NetworkSession {
     ) async throws(NetworkError) -> HTTPResponse {
         guard let deadline else { return try await transport.send(request) }
         if timeline.now >= deadline { throw .timeout }
-        let race = DeadlineRace<HTTPResponse>()
+        let race = DeadlineRace()
         let transport = self.transport
         let scheduler = deadlines
         let result = await withTaskCancellationHandler {
@@ -181,14 +181,14 @@ extension NetworkSession {
                 let stop: @Sendable () -> Void
                 if let direct = transport as? any CallbackTransport {
                     // No task in between: the transport's completion resumes the caller.
-                    stop = direct.start(request) { race.finish($0, fromTransport: true) }
+                    stop = direct.start(request) { race.finish($0.map { $0 }, fromTransport: true) }
                 } else {
                     // In a task of its own, so that the deadline can abandon a transport that never returns.
                     // It starts at once on this thread: a transport that answers without suspending costs no
                     // thread hop.
                     let body: @Sendable () async -> Void = {
                         do throws(NetworkError) {
-                            race.finish(.success(try await transport.send(request)), fromTransport: true)
+                            race.finish(.success(.some(try await transport.send(request))), fromTransport: true)
                         } catch {
                             race.finish(.failure(error), fromTransport: true)
                         }
@@ -207,13 +207,18 @@ extension NetworkSession {
         } onCancel: {
             race.finish(.failure(.cancelled), fromTransport: false)
         }
-        return try result.get()
+        // Only a refresh finishes without a response, and it never comes through here.
+        guard let response = try result.get() else { throw .invalidResponse("the transport returned nothing") }
+        return response
     }
 }
 
 /// The first of the transport's answer, the deadline and the caller's cancellation wins. When the transport
 /// answered, the deadline is cancelled; otherwise the transport is stopped too.
-private final class DeadlineRace<Value: Sendable>: Sendable {
+private final class DeadlineRace: Sendable {
+    /// A response, or `nil` for work that returns none (a refresh).
+    typealias Value = HTTPResponse?
+
     private struct State {
         var continuation: CheckedContinuation<Result<Value, NetworkError>, Never>?
         var result: Result<Value, NetworkError>?
