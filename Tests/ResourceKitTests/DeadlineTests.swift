@@ -143,6 +143,52 @@ import Testing
         #expect(await clock.waitForSleepers { $0.isEmpty } == [])
     }
 
+    /// Many requests on the real clock, with deadlines and latencies of a few milliseconds each, racing the
+    /// scheduler from every thread: every call ends, with its answer or with `.timeout`, and every request
+    /// that timed out was cancelled in the transport.
+    @Test func deadlinesHoldUnderConcurrentLoad() async throws {
+        var random = SeededGenerator(state: 7)
+        let plans = (0..<400).map { _ in (timeout: Double(random.next() % 20 + 1) / 1000, latency: random.next() % 20) }
+        let cancelled = Locked<Set<Int>>([])
+        let transport = StubTransport()
+        for (index, plan) in plans.enumerated() {
+            transport.stub(.get, "/api/posts/\(index)") { request async throws(NetworkError) -> HTTPResponse in
+                do {
+                    try await Task.sleep(for: .milliseconds(plan.latency))
+                } catch {
+                    cancelled.withLock { _ = $0.insert(index) }
+                    throw .cancelled
+                }
+                return HTTPResponse(statusCode: 200, body: Data(#"{"id":"\#(index)","title":"t","body":""}"#.utf8))
+            }
+        }
+        let session = makeSession(transport)
+        let results = await withTaskGroup(of: (Int, Result<Post, NetworkError>).self) { group in
+            for (index, plan) in plans.enumerated() {
+                group.addTask {
+                    do throws(NetworkError) {
+                        let endpoint = Endpoint(.get, "posts/\(index)", timeout: plan.timeout)
+                        return (index, .success(try await session.send(endpoint, as: Post.self)))
+                    } catch {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            return await group.reduce(into: [Int: Result<Post, NetworkError>]()) { $0[$1.0] = $1.1 }
+        }
+        #expect(results.count == plans.count)
+        for (index, result) in results {
+            switch result {
+            case .success(let post): #expect(post.id == "\(index)")
+            case .failure(let error): #expect(error == .timeout, "request \(index)")
+            }
+        }
+        // Only a request that timed out is ever cancelled in the transport.
+        for index in cancelled.withLock({ $0 }) {
+            #expect(results[index] == .failure(.timeout), "request \(index) was cancelled but did not time out")
+        }
+    }
+
     @Test(arguments: [0, -1, TimeInterval.infinity, TimeInterval.nan, 1e300])
     func unusualTimeoutsSetNoDeadline(timeout: TimeInterval) async throws {
         let clock = ManualClock()
