@@ -166,12 +166,14 @@ import Testing
         let results = await withTaskGroup(of: (Int, Result<Post, NetworkError>).self) { group in
             for (index, plan) in plans.enumerated() {
                 group.addTask {
-                    do throws(NetworkError) {
-                        let endpoint = Endpoint(.get, "posts/\(index)", timeout: plan.timeout)
-                        return (index, .success(try await session.send(endpoint, as: Post.self)))
+                    let endpoint = Endpoint(.get, "posts/\(index)", timeout: plan.timeout)
+                    let result: Result<Post, NetworkError>
+                    do {
+                        result = .success(try await session.send(endpoint, as: Post.self))
                     } catch {
-                        return (index, .failure(error))
+                        result = .failure(NetworkError(error))
                     }
+                    return (index, result)
                 }
             }
             return await group.reduce(into: [Int: Result<Post, NetworkError>]()) { $0[$1.0] = $1.1 }

@@ -188,7 +188,10 @@ extension NetworkSession {
                     // thread hop.
                     let body: @Sendable () async -> Void = {
                         do throws(NetworkError) {
-                            race.finish(.success(.some(try await transport.send(request))), fromTransport: true)
+                            // The answer first, in a statement of its own: nothing evaluated before the
+                            // suspension has to survive it in the same expression.
+                            let response = try await transport.send(request)
+                            race.finish(.success(response), fromTransport: true)
                         } catch {
                             race.finish(.failure(error), fromTransport: true)
                         }
