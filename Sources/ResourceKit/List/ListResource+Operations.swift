@@ -101,7 +101,10 @@ extension ListResource where Remote: Creatable, Remote.Value == Remote.Item {
         let endpoint = try Remote.createEndpoint(for: request)
         let session = session
         let outcome = try await mutate { () async throws(NetworkError) -> Outcome in
-            .inserted(try Remote.value(fromCreate: try await session.send(endpoint, as: Remote.CreateResponse.self)))
+            // The response first, in a statement of its own: under -O, Swift 6.3.1 can lose a value evaluated
+            // before a `try await` in the same expression.
+            let response = try await session.send(endpoint, as: Remote.CreateResponse.self)
+            return .inserted(try Remote.value(fromCreate: response))
         }
         guard case .inserted(let item) = outcome else { throw .invalidRequest("create returned no item") }
         return item
@@ -118,7 +121,8 @@ extension ListResource where Remote: Updatable, Remote.Value == Remote.Item {
         let endpoint = try Remote.updateEndpoint(for: request)
         let session = session
         let outcome = try await mutate { () async throws(NetworkError) -> Outcome in
-            .replaced(try Remote.value(fromUpdate: try await session.send(endpoint, as: Remote.UpdateResponse.self)))
+            let response = try await session.send(endpoint, as: Remote.UpdateResponse.self)
+            return .replaced(try Remote.value(fromUpdate: response))
         }
         guard case .replaced(let item) = outcome else { throw .invalidRequest("update returned no item") }
         return item

@@ -56,7 +56,7 @@ extension Authenticator {
 /// ```swift
 /// let authenticator = BearerAuthenticator(
 ///     token: { await tokens.current },
-///     refresh: { expired in try await tokens.renew(expired) })
+///     refresh: { (expired: String) async throws(NetworkError) -> String in try await tokens.renew(expired) })
 /// ```
 public struct BearerAuthenticator: Authenticator {
     private let token: @Sendable () async throws(NetworkError) -> String?
