@@ -99,6 +99,31 @@ struct HTTPBinTests {
         #expect(echo.data == "")
     }
 
+    @Test func tooManyRedirectsAndABadLocationFailClearly() async throws {
+        let session = NetworkSession(
+            baseURL: HTTPBin.url ?? "http://127.0.0.1:1", transport: URLSessionTransport(timeout: 10),
+            redirects: .follow(maximumHops: 3), timeout: 20)
+        let hops = try #require(
+            await #expect(throws: NetworkError.self) { try await session.send(Endpoint(.get, "redirect/6")) })
+        guard case .transport(let code, _) = hops else {
+            Issue.record("expected a transport error, got \(hops)")
+            return
+        }
+        #expect(code == .httpTooManyRedirects)
+        struct Echoed: Decodable { var url: String }
+        #expect(try await session.send(Endpoint(.get, "redirect/3"), as: Echoed.self).url.hasSuffix("/get"))
+
+        let location = try #require(
+            await #expect(throws: NetworkError.self) {
+                try await session.send(Endpoint(.get, "redirect-to", query: ["url": "ftp://files.test/x"]))
+            })
+        guard case .invalidResponse(let message) = location else {
+            Issue.record("expected invalidResponse, got \(location)")
+            return
+        }
+        #expect(message.contains("ftp://files.test/x"))
+    }
+
     @Test func statusCodesAreRetriedOnlyWhenRetryable() async throws {
         let logger = EventCollector()
         let policy = RetryPolicy(maximumAttempts: 3, initialDelay: .milliseconds(20), jitter: .none)

@@ -143,4 +143,30 @@ struct PocketBaseResilienceTests {
         #expect(tokens.withLock { $0.refreshes } == 1)
         #expect(tokens.withLock { $0.current } != shortLived.token)
     }
+
+    /// The refresh itself is rejected by PocketBase: the request fails with that error, wrapped.
+    @Test func aRejectedRefreshFailsTheRequestWithItsError() async throws {
+        let plain = PocketBase.session()
+        let refreshes = Locked(0)
+        let authenticator = BearerAuthenticator(
+            token: { "not-a-token" },
+            refresh: { (failed: String) async throws(NetworkError) -> String in
+                refreshes.withLock { $0 += 1 }
+                struct Auth: Decodable { var token: String }
+                let renewed: Auth = try await plain.send(
+                    Endpoint(.post, "_superusers/auth-refresh", headers: ["Authorization": failed]))
+                return renewed.token
+            })
+        let session = NetworkSession(
+            baseURL: (PocketBase.url ?? "") + "/api/collections", validation: PocketBaseValidation(),
+            transport: URLSessionTransport(timeout: 10), authenticator: authenticator)
+        let error = try #require(
+            await #expect(throws: NetworkError.self) { try await session.send(Endpoint(.get, "posts")) })
+        guard case .authenticationFailed(.server(let server)) = error else {
+            Issue.record("expected authenticationFailed(.server), got \(error)")
+            return
+        }
+        #expect(server.status == 401)
+        #expect(refreshes.withLock { $0 } == 1)
+    }
 }
