@@ -15,7 +15,7 @@ import Testing
     func runSchedule(seed: UInt64, steps: Int) async throws {
         var random = SeededGenerator(state: seed)
         let transport = ControlledTransport()
-        let list = ListResource<RemoteItems>(session: makeSession(transport), request: ())
+        let list = ListResource<RemoteItems>(session: makeTimelessSession(transport), request: ())
         let recorder = list.recordStates()
         var model = ListModel()
         var tasks: [Int: Task<Void, any Error>] = [:]

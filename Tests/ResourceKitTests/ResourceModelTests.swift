@@ -210,7 +210,7 @@ enum ResourceOutcomeValue {
     func runSchedule(seed: UInt64, steps: Int) async throws {
         var random = SeededGenerator(state: seed)
         let transport = ControlledTransport()
-        let resource = Resource<RemotePost>(session: makeSession(transport))
+        let resource = Resource<RemotePost>(session: makeTimelessSession(transport))
         let recorder = resource.recordStates()
         var model = ResourceModel()
         var tasks: [Int: Task<Post?, any Error>] = [:]
