@@ -78,6 +78,9 @@ import Testing
                     model.askMutation(step, .delete(id))
                     tasks[step] = Task { try await list.delete(Item(id: id, n: 0)) }
                 }
+                // A call the model ends at once (a next page past the end) leaves the counts as they were, so
+                // `settle` alone would not wait for it: await it, or a later call could reach the list first.
+                if model.callOperation[step] == nil { _ = try? await tasks[step]?.value }
                 try await settle()
             } else if roll < 6, let call = model.callOperation.keys.sorted().randomElement(using: &random) {
                 log.append("\(step): cancel \(call)")
