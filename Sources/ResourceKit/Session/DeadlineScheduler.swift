@@ -73,22 +73,23 @@ final class DeadlineScheduler: Sendable {
 
     private func fire(_ generation: UInt64) {
         let now = timeline.now
-        let (due, replaced) = state.withLock { state -> ([@Sendable () -> Void], Task<Void, Never>?) in
+        let due = state.withLock { state -> [@Sendable () -> Void] in
             var due: [@Sendable () -> Void] = []
             while let top = state.heap.first, top.deadline <= now || state.actions[top.id] == nil {
                 Self.popFirst(from: &state.heap)
                 if let action = state.actions.removeValue(forKey: top.id) { due.append(action) }
             }
             // A timer that was replaced leaves the current one alone.
-            guard generation == state.generation else { return (due, nil) }
+            guard generation == state.generation else { return due }
             if let next = state.heap.first {
-                return (due, arm(&state, until: next.deadline))
+                // What `arm` replaces is this very timer, which is ending by itself.
+                _ = arm(&state, until: next.deadline)
+            } else {
+                state.armed = nil
+                state.timer = nil
             }
-            state.armed = nil
-            state.timer = nil
-            return (due, nil)
+            return due
         }
-        _ = replaced  // the timer that fired: it is ending by itself
         for action in due { action() }
     }
 

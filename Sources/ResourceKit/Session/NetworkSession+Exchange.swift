@@ -23,7 +23,6 @@ extension NetworkSession {
     ) async throws(NetworkError) -> HTTPResponse {
         let clock = timeline
         let deadline = exchange.deadline.map { clock.now + $0 }
-        let policy = exchange.retry
         var attempt = 1
         var refreshed = false
         while true {
@@ -47,25 +46,10 @@ extension NetworkSession {
                 failure = error
             }
             let url = redaction.redact(exchange.request.url)
-            guard attempt < policy.maximumAttempts, !Task.isCancelled,
-                policy.allows(
-                    method: exchange.request.httpMethod ?? "GET", headers: exchange.request.allHTTPHeaderFields ?? [:]),
-                policy.isRetryable(failure, response: failedResponse),
-                !(failure == .timeout && deadline.map { clock.now >= $0 } == true)
+            guard
+                let (wakeUp, delay) = retryInstant(
+                    after: failure, response: failedResponse, attempt: attempt, exchange: exchange, deadline: deadline)
             else {
-                logger.log(.error, .failure(url: url, error: failure))
-                throw failure
-            }
-            var delay = policy.backoff(beforeRetry: attempt)
-            if let failedResponse, let asked = RetryAfter.delay(in: failedResponse.headers) {
-                guard asked <= policy.maximumRetryAfter else {
-                    logger.log(.error, .failure(url: url, error: failure))
-                    throw failure
-                }
-                delay = asked
-            }
-            let wakeUp = clock.now + delay
-            guard deadline.map({ wakeUp < $0 }) ?? true else {
                 logger.log(.error, .failure(url: url, error: failure))
                 throw failure
             }
@@ -79,6 +63,36 @@ extension NetworkSession {
             }
             attempt += 1
         }
+    }
+
+    /// When attempt `attempt`, which failed with `failure`, is to be sent again and after what wait, or `nil`
+    /// when it is not: the
+    /// policy does not retry it, the caller cancelled, `Retry-After` asks for too long, or the wait would end
+    /// past the deadline.
+    private nonisolated func retryInstant(
+        after failure: NetworkError,
+        response: HTTPResponse?,
+        attempt: Int,
+        exchange: Exchange,
+        deadline: Duration?
+    ) -> (wakeUp: Duration, delay: Duration)? {
+        let policy = exchange.retry
+        let now = timeline.now
+        guard attempt < policy.maximumAttempts, !Task.isCancelled,
+            policy.allows(
+                method: exchange.request.httpMethod ?? "GET", headers: exchange.request.allHTTPHeaderFields ?? [:]),
+            policy.isRetryable(failure, response: response),
+            // The deadline itself is never retried.
+            !(failure == .timeout && deadline.map { now >= $0 } == true)
+        else { return nil }
+        var delay = policy.backoff(beforeRetry: attempt)
+        if let response, let asked = RetryAfter.delay(in: response.headers) {
+            guard asked <= policy.maximumRetryAfter else { return nil }
+            delay = asked
+        }
+        let wakeUp = now + delay
+        if let deadline, wakeUp >= deadline { return nil }
+        return (wakeUp, delay)
     }
 
     /// Sends one attempt and follows its redirects. Returns the final response and the credential the
@@ -140,28 +154,16 @@ extension NetworkSession {
         from credential: any Sendable,
         deadline: Duration?
     ) async throws(NetworkError) {
-        let race = DeadlineRace()
-        let scheduler = deadlines
-        let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                race.begin(continuation)
-                let waiting = Task {
-                    do throws(NetworkError) {
-                        try await authentication.recover(from: credential)
-                        race.finish(.success(nil), fromTransport: true)
-                    } catch {
-                        race.finish(.failure(error), fromTransport: true)
-                    }
+        _ = try await race(deadline) { race in
+            Self.abandonable {
+                do throws(NetworkError) {
+                    try await authentication.recover(from: credential)
+                    race.finish(.success(nil), fromTransport: true)
+                } catch {
+                    race.finish(.failure(error), fromTransport: true)
                 }
-                let token = deadline.map { deadline in
-                    scheduler.schedule(at: deadline) { race.finish(.failure(.timeout), fromTransport: false) }
-                }
-                race.attach(stopTransport: { waiting.cancel() }, cancelDeadline: { token.map(scheduler.cancel) })
             }
-        } onCancel: {
-            race.finish(.failure(.cancelled), fromTransport: false)
-        }
-        _ = try result.get()
+        }.get()
     }
 
     /// Sends one request through the transport, or fails with ``NetworkError/timeout`` at the deadline and
@@ -172,53 +174,67 @@ extension NetworkSession {
     ) async throws(NetworkError) -> HTTPResponse {
         guard let deadline else { return try await transport.send(request) }
         if timeline.now >= deadline { throw .timeout }
-        let race = DeadlineRace()
         let transport = self.transport
-        let scheduler = deadlines
-        let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                race.begin(continuation)
-                let stop: @Sendable () -> Void
-                if let direct = transport as? any CallbackTransport {
-                    // No task in between: the transport's completion resumes the caller.
-                    stop = direct.start(request) { race.finish($0.map { $0 }, fromTransport: true) }
-                } else {
-                    // In a task of its own, so that the deadline can abandon a transport that never returns.
-                    // It starts at once on this thread: a transport that answers without suspending costs no
-                    // thread hop.
-                    let body: @Sendable () async -> Void = {
-                        do throws(NetworkError) {
-                            // The answer first, in a statement of its own: nothing evaluated before the
-                            // suspension has to survive it in the same expression.
-                            let response = try await transport.send(request)
-                            race.finish(.success(response), fromTransport: true)
-                        } catch {
-                            race.finish(.failure(error), fromTransport: true)
-                        }
-                    }
-                    let sending: Task<Void, Never>
-                    if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
-                        sending = Task.immediate(operation: body)
-                    } else {
-                        sending = Task(operation: body)
-                    }
-                    stop = { sending.cancel() }
-                }
-                let token = scheduler.schedule(at: deadline) { race.finish(.failure(.timeout), fromTransport: false) }
-                race.attach(stopTransport: stop, cancelDeadline: { scheduler.cancel(token) })
+        let result = await race(deadline) { race in
+            if let direct = transport as? any CallbackTransport {
+                // No task in between: the transport's completion resumes the caller.
+                return direct.start(request) { race.finish($0.map { $0 }, fromTransport: true) }
             }
-        } onCancel: {
-            race.finish(.failure(.cancelled), fromTransport: false)
+            return Self.abandonable {
+                do throws(NetworkError) {
+                    // The answer first, in a statement of its own: nothing evaluated before the suspension has
+                    // to survive it in the same expression.
+                    let response = try await transport.send(request)
+                    race.finish(.success(response), fromTransport: true)
+                } catch {
+                    race.finish(.failure(error), fromTransport: true)
+                }
+            }
         }
         // Only a refresh finishes without a response, and it never comes through here.
         guard let response = try result.get() else { throw .invalidResponse("the transport returned nothing") }
         return response
     }
+
+    /// Runs the work `start` begins against the deadline (if any) and the caller's cancellation, whichever
+    /// ends first; `start` returns what stops the work.
+    private nonisolated func race(
+        _ deadline: Duration?,
+        start: (DeadlineRace) -> @Sendable () -> Void
+    ) async -> Result<DeadlineRace.Value, NetworkError> {
+        let race = DeadlineRace()
+        let scheduler = deadlines
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                race.begin(continuation)
+                let stop = start(race)
+                let token = deadline.map { deadline in
+                    scheduler.schedule(at: deadline) { race.finish(.failure(.timeout), fromTransport: false) }
+                }
+                race.attach(stopTransport: stop, cancelDeadline: { token.map(scheduler.cancel) })
+            }
+        } onCancel: {
+            race.finish(.failure(.cancelled), fromTransport: false)
+        }
+    }
+
+    /// Runs `body` in a task of its own, so that a deadline can abandon it, started at once on this thread
+    /// where the platform allows: work that finishes without suspending costs no thread hop. Returns what
+    /// cancels it.
+    private static func abandonable(_ body: @escaping @Sendable () async -> Void) -> @Sendable () -> Void {
+        let task: Task<Void, Never>
+        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+            task = Task.immediate(operation: body)
+        } else {
+            task = Task(operation: body)
+        }
+        return { task.cancel() }
+    }
 }
 
 /// The first of the transport's answer, the deadline and the caller's cancellation wins. When the transport
 /// answered, the deadline is cancelled; otherwise the transport is stopped too.
-private final class DeadlineRace: Sendable {
+final class DeadlineRace: Sendable {
     /// A response, or `nil` for work that returns none (a refresh).
     typealias Value = HTTPResponse?
 
