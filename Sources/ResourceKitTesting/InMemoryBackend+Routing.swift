@@ -64,7 +64,13 @@ extension InMemoryBackend {
         case (.post, nil): return write(request, to: name, id: nil, replace: false, in: &state)
         case (.get, let id?):
             guard let record = state.collections[name]?.records[id] else { return Self.notFound() }
-            return Self.json(200, JSONValue.object(Self.withSystemFields(record, name)))
+            var response = Self.json(200, JSONValue.object(Self.withSystemFields(record, name)))
+            let tag = Self.entityTag(of: response.body)
+            response.headers["ETag"] = tag
+            if let condition = request.recorded.headers["If-None-Match"], Self.condition(condition, matches: tag) {
+                return HTTPResponse(statusCode: 304, headers: ["ETag": tag])
+            }
+            return response
         case (.patch, let id?): return write(request, to: name, id: id, replace: false, in: &state)
         case (.put, let id?): return write(request, to: name, id: id, replace: true, in: &state)
         case (.delete, let id?):
@@ -200,6 +206,21 @@ extension InMemoryBackend {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         return "pbc_" + String(hash % 10_000_000_000)
+    }
+
+    /// A strong entity tag for a body: a quoted FNV-1a hash, the same for the same bytes.
+    static func entityTag(of body: Data) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in body { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return "\"" + String(hash, radix: 16) + "\""
+    }
+
+    /// Whether an `If-None-Match` value (`*`, or tags separated by commas, weak or strong) matches `tag`.
+    static func condition(_ value: String, matches tag: String) -> Bool {
+        value.split(separator: ",").contains { candidate in
+            let trimmed = candidate.trimmingCharacters(in: .whitespaces)
+            return trimmed == "*" || trimmed == tag || trimmed == "W/" + tag
+        }
     }
 
     static func json(_ status: Int, _ value: JSONValue, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {

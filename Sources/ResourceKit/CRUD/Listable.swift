@@ -25,6 +25,19 @@ public protocol Listable: RemoteResource {
     /// - Returns: The endpoint.
     /// - Throws: ``NetworkError`` when the request cannot be expressed.
     static func listEndpoint(for request: ListRequest) throws(NetworkError) -> Endpoint
+    /// Where a list of a ``ResourceStore`` puts an item created elsewhere in the store (by a resource or
+    /// another list); ``ListPlacement/none`` by default, so a list shows it once a page brings it. A list's
+    /// own ``ListResource/create(_:)`` always adds the item.
+    /// - Parameters:
+    ///   - item: The created item.
+    ///   - request: The request of the list asking.
+    /// - Returns: Where the item goes in that list.
+    static func placement(ofCreated item: Item, in request: ListRequest) -> ListPlacement
+}
+
+extension Listable {
+    /// Not inserted.
+    public static func placement(ofCreated item: Item, in request: ListRequest) -> ListPlacement { .none }
 }
 
 /// One decoded page of a list, and what it says about the rest.

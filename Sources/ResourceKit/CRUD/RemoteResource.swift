@@ -35,6 +35,15 @@ public protocol Readable: RemoteResource {
     /// - Parameter value: The current value, if any.
     /// - Returns: The request, or `nil` when none can be derived.
     static func readRequest(from value: Value?) -> ReadRequest?
+    /// How long a loaded value stays fresh for ``ReadPolicy/skipIfFresh`` and
+    /// ``ReadPolicy/staleWhileRevalidate``; zero by default, so that those policies read every time until
+    /// a type says how long its values may be shown without asking.
+    static var maxAge: Duration { get }
+}
+
+extension Readable {
+    /// Zero: a value is never fresh.
+    public static var maxAge: Duration { .zero }
 }
 
 extension Readable where ReadResponse == Value {

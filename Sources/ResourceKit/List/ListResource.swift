@@ -26,6 +26,8 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
     let storage: Locked<HostStorage<ListMachine<Item, Remote.Pagination.PageKey>>>
     let registrar = ObservationRegistrar()
     let stateKeyPath: any KeyPath<ListResource, ListState<Item>> & Sendable = \.listState
+    /// The store this list belongs to, if a store made it.
+    let link: ListLink<Remote>?
 
     /// Creates a list.
     /// - Parameters:
@@ -36,6 +38,15 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
         self.session = session
         self.request = request
         self.storage = Locked(HostStorage(ListMachine(state: state, firstPageKey: Remote.pagination.firstPageKey)))
+        self.link = nil
+    }
+
+    init(session: NetworkSession, request: Remote.ListRequest, link: ListLink<Remote>) {
+        self.session = session
+        self.request = request
+        self.storage = Locked(
+            HostStorage(ListMachine(state: ListState(), firstPageKey: Remote.pagination.firstPageKey, isShared: true)))
+        self.link = link
     }
 
     /// Creates a list in a fixed state with no network, for previews.
@@ -48,6 +59,7 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
 
     deinit {
         finishObservers()
+        link?.release(ObjectIdentifier(self))
     }
 
     /// The items' state.
@@ -88,4 +100,8 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
     package var machineDescription: String { describedMachine }
 }
 
-extension ListResource: MachineHost {}
+extension ListResource: MachineHost {
+    func forward(_ news: [ItemNews<Item, Item.ID>]) {
+        link?.publish(self, news)
+    }
+}

@@ -6,6 +6,7 @@ extension ListMachine {
         state = ListState()
         settled.content = .idle
         index = [:]
+        if isShared { itemRanks = [:] }
         var items: [Item] = []
         items.reserveCapacity(page.items.count)
         merge(page.items, into: &items, sentAt: sentAt)
@@ -67,7 +68,18 @@ extension ListMachine {
         case .removed(let removed): (id, change) = (removed, .removed)
         case .page, .unchanged: return false
         }
-        changes[id] = (book.tick(), change)
+        let rank = book.tick()
+        changes[id] = (rank, change)
+        if isShared {
+            itemRanks[id] = rank
+            switch change {
+            case .inserted(let item):
+                news.append(ItemNews(id: id, kind: .fact(.value(item), rank: rank, created: true)))
+            case .replaced(let item):
+                news.append(ItemNews(id: id, kind: .fact(.value(item), rank: rank, created: false)))
+            case .removed: news.append(ItemNews(id: id, kind: .fact(.removed, rank: rank, created: false)))
+            }
+        }
         let position = index[id]
         if position == nil, case .inserted = change {} else if position == nil { return false }
         // Take the items out so the array is uniquely held and changes in place.
@@ -93,6 +105,7 @@ extension ListMachine {
     /// mutation newer than the page wins over the page's copy.
     mutating func merge(_ newItems: [Item], into items: inout [Item], sentAt: UInt64) {
         for var item in newItems {
+            if isShared { tellPageItem(item, sentAt: sentAt) }
             if let entry = changes[item.id], entry.rank > sentAt {
                 switch entry.change {
                 case .removed: continue

@@ -46,7 +46,7 @@ where Item.ID: Sendable {
     private(set) var version: UInt64 = 0
     /// The list without anything in flight: content never `loading`, no next page loading.
     var settled: ListState<Item>
-    private var settledRank: UInt64 = 0
+    var settledRank: UInt64 = 0
     private var shown: (first: Bool, next: Bool) = (false, false)
     /// Changes whenever a first page replaces the list.
     var epoch: UInt64 = 0
@@ -58,8 +58,16 @@ where Item.ID: Sendable {
     var book = OperationBook<Outcome, Context, Kind>()
     private var joinableFirst: OperationID?
     var nextPage: OperationID?
+    /// Whether the list is in a store: it then tells the store what it learns, and ranks each item.
+    let isShared: Bool
+    /// The rank of what the list shows for each item, in a store: news older than it is ignored.
+    var itemRanks: [Item.ID: UInt64] = [:]
+    /// Optimistic changes shown over items, oldest first per item.
+    var layers: [Item.ID: [(token: UInt64, fact: ItemFact<Item>)]] = [:]
+    var news: [ItemNews<Item, Item.ID>] = []
 
-    init(state: ListState<Item>, firstPageKey: PageKey) {
+    init(state: ListState<Item>, firstPageKey: PageKey, isShared: Bool = false) {
+        self.isShared = isShared
         self.state = state
         var settled = state
         if case .loading(let previous) = state.content { settled.content = previous.map { .available($0) } ?? .idle }
@@ -215,7 +223,7 @@ where Item.ID: Sendable {
     }
 
     /// Recomputes what observers see from the settled list and what is in flight.
-    private mutating func publish(settledChanged: Bool) {
+    mutating func publish(settledChanged: Bool) {
         var firstRank: UInt64 = 0
         for operation in book.operations.values {
             if case .first = operation.kind { firstRank = max(firstRank, operation.callers.rank) }
@@ -231,6 +239,7 @@ where Item.ID: Sendable {
             if case .failure(_, let previous) = display.content { display.content = .available(previous ?? []) }
         }
         if first { display.content = .loading(previous: settled.content.value) }
+        if !layers.isEmpty { display.content = display.content.map(overlaid) }
         state = display
         version &+= 1
     }

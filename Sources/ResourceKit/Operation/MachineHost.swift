@@ -34,6 +34,8 @@ protocol MachineHost: AnyObject, Sendable, Observable {
     var registrar: ObservationRegistrar { get }
     /// Made once per object: forming a key path on a generic class instantiates it at run time.
     var stateKeyPath: any KeyPath<Self, Machine.State> & Sendable { get }
+    /// Tells the store what the machine learnt about items; called outside the lock.
+    func forward(_ news: Machine.News)
 }
 
 extension MachineHost {
@@ -47,17 +49,20 @@ extension MachineHost {
 
     /// Applies one event to the machine; then tells Observation and delivers the change, outside the lock.
     func transition<R>(_ event: (inout Machine) -> R) -> R {
-        let (result, changed, mustDeliver) = storage.withLock { storage in
+        let (result, changed, mustDeliver, news) = storage.withLock { storage in
             let version = storage.machine.version
             let result = event(&storage.machine)
-            guard storage.machine.version != version else { return (result, false, false) }
+            let news = storage.machine.takeNews()
+            guard storage.machine.version != version else { return (result, false, false, news) }
             if !storage.observers.isEmpty { storage.pending.append((storage.observers, storage.machine.state)) }
-            guard !storage.isDelivering, !storage.pending.isEmpty else { return (result, true, false) }
+            guard !storage.isDelivering, !storage.pending.isEmpty else { return (result, true, false, news) }
             storage.isDelivering = true
-            return (result, true, true)
+            return (result, true, true, news)
         }
         if changed { registrar.withMutation(of: self, keyPath: stateKeyPath) {} }
         if mustDeliver { deliverPending() }
+        // The store hears of it after this object's own observers, and before the caller goes on.
+        if let news { forward(news) }
         return result
     }
 

@@ -1,3 +1,12 @@
+import Synchronization
+
+/// Ranks are drawn from one counter for the whole process, so that ranks of different resources and lists
+/// compare: a store decides with them which of two answers about one item is newer.
+private let rankCounter = Atomic<UInt64>(0)
+
+/// The next rank of the process-wide clock.
+func nextRank() -> UInt64 { rankCounter.add(1, ordering: .relaxed).newValue }
+
 /// The bookkeeping both machines share: which callers wait on which operation, the rank clock, and the
 /// serial queue that runs mutations one after another. It decides nothing about state: ``ResourceMachine``
 /// and ``ListMachine`` do that, and call it inside the same transition.
@@ -31,7 +40,6 @@ struct OperationBook<Outcome: Sendable, Context: Sendable, Kind> {
 
     private(set) var operations: [OperationID: Operation] = [:]
     private var callOperation: [CallID: OperationID] = [:]
-    private var clock: UInt64 = 0
     private var lastID: UInt64 = 0
     private var runningSerial: OperationID?
     private var serialQueue: [OperationID] = []
@@ -39,10 +47,7 @@ struct OperationBook<Outcome: Sendable, Context: Sendable, Kind> {
     var waitingCallerCount: Int { callOperation.count }
 
     /// The next rank: every ask, completion and serial turn takes one.
-    mutating func tick() -> UInt64 {
-        clock &+= 1
-        return clock
-    }
+    func tick() -> UInt64 { nextRank() }
 
     /// Starts an operation for one caller; its work runs at once, on the caller's thread.
     @discardableResult

@@ -74,6 +74,11 @@ protocol OperationMachine {
     mutating func attach(_ task: Task<Void, Never>, to operation: OperationID) -> Effects
     /// An operation's work returned.
     mutating func finish(_ operation: OperationID, with result: Result<Outcome, NetworkError>) -> Effects
+
+    /// What a store-attached machine learnt about items.
+    associatedtype News: Sendable
+    /// Takes the news gathered since the last call; `nil` when there is none.
+    mutating func takeNews() -> News?
 }
 
 /// The callers of one operation and the rank each asked at.

@@ -1,7 +1,22 @@
 /// What an operation did to a resource's value.
 enum ResourceOutcome<Value: Sendable>: Sendable {
     case value(Value)
+    /// A read's value with the validators its response carried (or, after a `304`, the value kept).
+    case validated(Value, Validators)
     case removed
+
+    var value: Value? {
+        switch self {
+        case .value(let value), .validated(let value, _): value
+        case .removed: nil
+        }
+    }
+}
+
+/// The value a conditional read keeps when the server answers `304 Not Modified`.
+struct KeptValue<Value: Sendable>: Sendable {
+    var value: Value
+    var validators: Validators
 }
 
 /// The state machine of one ``Resource``.
@@ -14,11 +29,21 @@ enum ResourceOutcome<Value: Sendable>: Sendable {
 ///   completed joins a read sent before it.
 struct ResourceMachine<Value: Sendable>: OperationMachine {
     typealias Outcome = ResourceOutcome<Value>
-    typealias Context = Void
+    /// A read's work is given the value it may keep on a `304 Not Modified`.
+    typealias Context = KeptValue<Value>?
 
     enum Kind {
         case read(RequestKey?)
-        case mutation
+        /// A create, update or delete; `layer` names its optimistic change.
+        case mutation(layer: UInt64?, creates: Bool)
+    }
+
+    /// What a store and the freshness policies need to know; absent for a resource made on its own.
+    struct Sharing {
+        /// The read that loads this resource's item: every value it holds is that item's.
+        var key: RequestKey?
+        /// Whether news goes to a store.
+        var publishes: Bool
     }
 
     private(set) var state: ResourceState<Value>
@@ -29,11 +54,31 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
     /// The read whose answer is `settled`, for ``ReadPolicy/skipIfLoaded``.
     private var loadedKey: RequestKey?
     private var isShowingLoading: Bool
-    private var book = OperationBook<Outcome, Void, Kind>()
+    private var book = OperationBook<Outcome, Context, Kind>()
     /// Reads in flight that a new caller may join.
     private var joinable: [RequestKey: OperationID] = [:]
+    /// When the settled value was last known fresh (a landed answer or news), on the session's timeline;
+    /// `nil` once invalidated.
+    private(set) var loadedAt: Duration?
+    /// The validators of the settled value, for a conditional read of `loadedKey`.
+    private var validators: Validators?
+    /// Optimistic changes shown over the settled state, oldest first: the newest one is what observers see.
+    private var layers: [(token: UInt64, fact: ItemFact<Value>)] = []
+    private let sharing: Sharing?
+    private let timeline: Timeline?
+    /// News for the store, taken after every transition.
+    private(set) var news: [ResourceNews<Value>] = []
 
-    init(state: ResourceState<Value>) {
+    init(
+        state: ResourceState<Value>, timeline: Timeline? = nil, sharing: Sharing? = nil, settledRank: UInt64 = 0,
+        loadedAt: Duration? = nil, validators: Validators? = nil
+    ) {
+        self.timeline = timeline
+        self.sharing = sharing
+        self.settledRank = settledRank
+        self.loadedAt = loadedAt
+        self.validators = validators
+        if validators != nil { loadedKey = sharing?.key }
         self.state = state
         isShowingLoading = state.isLoading
         // A resource made in `.loading` for a preview settles on its previous value when an operation ends.
@@ -49,31 +94,43 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
         _ waiter: OperationWaiter<Outcome>,
         key: RequestKey?,
         policy: ReadPolicy,
-        work: @escaping OperationWork<Outcome, Void>
+        work: @escaping OperationWork<Outcome, Context>
     ) -> Effects {
         var effects = Effects.none
-        if policy == .skipIfLoaded, let key, loadedKey == key, case .available(let value) = state {
+        if policy == .skipIfLoaded, let key, holdsAnswer(of: key), case .available(let value) = state {
             effects.resume(waiter, with: .success(.value(value)))
             return effects
         }
         if let key, let id = joinable[key], book.operations[id] != nil {
             book.join(id, call, waiter)
         } else {
-            let id = book.start(.read(key), call, waiter, context: (), work: work, into: &effects)
+            let id = book.start(
+                .read(key), call, waiter, context: conditionalBase(for: key), work: work, into: &effects)
             if let key { joinable[key] = id }
         }
         publish(settledChanged: false)
         return effects
     }
 
+    /// A create, update or delete; `optimistic` is shown at once, until the mutation ends.
     mutating func askMutation(
         _ call: CallID,
         _ waiter: OperationWaiter<Outcome>,
-        work: @escaping OperationWork<Outcome, Void>
+        optimistic: ItemFact<Value>? = nil,
+        creates: Bool = false,
+        work: @escaping OperationWork<Outcome, Context>
     ) -> Effects {
         var effects = Effects.none
-        book.enqueueSerial(.mutation, call, waiter, context: (), work: work, into: &effects)
-        publish(settledChanged: false)
+        var token: UInt64?
+        if let optimistic {
+            let layer = LayerToken.next()
+            token = layer
+            layers.append((layer, optimistic))
+            tell(.layer(token: layer, optimistic))
+        }
+        book.enqueueSerial(
+            .mutation(layer: token, creates: creates), call, waiter, context: nil, work: work, into: &effects)
+        publish(settledChanged: token != nil)
         return effects
     }
 
@@ -81,15 +138,22 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
 
     mutating func cancel(_ call: CallID) -> Effects {
         var effects = Effects.none
-        if case .abandoned(let id, let operation) = book.leave(call, into: &effects) {
+        var layerEnded = false
+        switch book.leave(call, into: &effects) {
+        case .abandoned(let id, let operation):
             switch operation.kind {
             case .read(let key?) where joinable[key] == id: joinable[key] = nil
             // A mutation may already have reached the server: reads sent before it are not joined again.
-            case .mutation: joinable.removeAll()
+            case .mutation(let layer, _):
+                joinable.removeAll()
+                layerEnded = removeLayer(layer)
             default: break
             }
+        case .dropped(let operation):
+            if case .mutation(let layer, _) = operation.kind { layerEnded = removeLayer(layer) }
+        case .none, .stillWanted: break
         }
-        publish(settledChanged: false)
+        publish(settledChanged: layerEnded)
         return effects
     }
 
@@ -114,9 +178,14 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
         guard var operation = book.finish(id, into: &effects) else { return effects }
         var settledChanged = false
         let key: RequestKey?
+        var creates = false
         switch operation.kind {
         case .read(let readKey): key = readKey
-        case .mutation: key = nil
+        case .mutation(let layer, let isCreate):
+            key = nil
+            creates = isCreate
+            // Confirmed or rolled back, the optimistic change ends with its mutation, in this transition.
+            settledChanged = removeLayer(layer)
         }
         if let key, joinable[key] == id { joinable[key] = nil }
         if !operation.callers.isEmpty {
@@ -126,6 +195,9 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
                 settled = landed
                 settledRank = rank
                 if !operation.isSerial, case .success = result { loadedKey = key } else { loadedKey = nil }
+                if case .success(let outcome) = result {
+                    land(outcome, rank: rank, created: creates)
+                }
                 settledChanged = true
             }
             operation.callers.resumeAll(with: result, into: &effects)
@@ -139,23 +211,129 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
 
     // MARK: Helpers
 
+    /// Whether the settled value is the answer of `key`: loaded by it, or, for a store's resource, any value
+    /// of its item.
+    private func holdsAnswer(of key: RequestKey) -> Bool {
+        loadedKey == key || (sharing?.key == key && settled.value != nil)
+    }
+
+    /// Records what a landed answer means for freshness, validators and the store.
+    private mutating func land(_ outcome: Outcome, rank: UInt64, created: Bool) {
+        loadedAt = timeline?.now
+        if case .validated(_, let answerValidators) = outcome {
+            validators = answerValidators
+        } else {
+            validators = nil
+        }
+        switch outcome {
+        case .value(let value), .validated(let value, _): tell(.fact(.value(value), rank: rank, created: created))
+        case .removed: tell(.fact(.removed, rank: rank, created: false))
+        }
+    }
+
+    private mutating func tell(_ kind: ItemNewsKind<Value>) {
+        if sharing?.publishes == true { news.append(ResourceNews(id: (), kind: kind)) }
+    }
+
+    /// Ends an optimistic change; returns whether one ended.
+    private mutating func removeLayer(_ token: UInt64?) -> Bool {
+        guard let token, let position = layers.firstIndex(where: { $0.token == token }) else { return false }
+        layers.remove(at: position)
+        tell(.unlayer(token: token))
+        return true
+    }
+
     private func settledState(after result: Result<Outcome, NetworkError>) -> ResourceState<Value>? {
         switch result {
-        case .success(.value(let value)): .available(value)
+        case .success(.value(let value)), .success(.validated(let value, _)): .available(value)
         case .success(.removed): .idle
         case .failure(.cancelled): nil
         case .failure(let error): .failure(error, previous: settled.value)
         }
     }
 
-    /// Recomputes what observers see: `loading` while a caller newer than the settled answer waits.
-    private mutating func publish(settledChanged: Bool) {
+    /// Recomputes what observers see: `loading` while a caller newer than the settled answer waits, and the
+    /// newest optimistic change over the settled value.
+    fileprivate mutating func publish(settledChanged: Bool) {
         var newest: UInt64 = 0
         for operation in book.operations.values { newest = max(newest, operation.callers.rank) }
         let loading = newest > settledRank
         guard settledChanged || loading != isShowingLoading else { return }
         isShowingLoading = loading
-        state = loading ? .loading(previous: settled.value) : settled
+        switch layers.last?.fact {
+        case nil: state = loading ? .loading(previous: settled.value) : settled
+        case .value(let value)?: state = loading ? .loading(previous: value) : .available(value)
+        case .removed?: state = loading ? .loading(previous: nil) : .idle
+        }
         version &+= 1
+    }
+}
+
+/// What a store and the freshness policies ask of a resource's machine.
+extension ResourceMachine {
+    /// How fresh the value loaded by `key` is at `now`.
+    enum Freshness {
+        case fresh(Value)
+        case stale(Value)
+        case missing
+    }
+
+    func freshness(of key: RequestKey?, now: Duration, maxAge: Duration) -> Freshness {
+        guard let key, holdsAnswer(of: key), layers.isEmpty, case .available(let value) = settled else {
+            return .missing
+        }
+        if let loadedAt, now - loadedAt < maxAge { return .fresh(value) }
+        return .stale(value)
+    }
+
+    /// The value and validators a conditional read of `key` sends, when the value shown was loaded by it.
+    func conditionalBase(for key: RequestKey?) -> KeptValue<Value>? {
+        guard let key, loadedKey == key, let validators, case .available(let value) = settled else { return nil }
+        return KeptValue(value: value, validators: validators)
+    }
+
+    /// What a store remembers of the resource when it is freed: its settled value, if it has one.
+    func snapshot() -> (value: Value, rank: UInt64, loadedAt: Duration?, validators: Validators?)? {
+        guard case .available(let value) = settled else { return nil }
+        return (value, settledRank, loadedAt, validators)
+    }
+
+    /// The value is stale: a fresh-only read asks the server again.
+    mutating func invalidate() {
+        loadedAt = nil
+    }
+
+    /// Takes the news gathered for the store.
+    mutating func takeNews() -> [ResourceNews<Value>]? {
+        guard !news.isEmpty else { return nil }
+        defer { news = [] }
+        return news
+    }
+
+    /// News of this resource's item from another holder in the store.
+    mutating func receive(_ incoming: [ResourceNews<Value>], now: Duration?) -> Effects {
+        var changed = false
+        for item in incoming {
+            switch item.kind {
+            case .fact(let fact, let rank, _):
+                guard rank > settledRank else { continue }
+                settledRank = rank
+                settled = if case .value(let value) = fact { .available(value) } else { .idle }
+                validators = nil
+                loadedAt = now
+                // A read sent before this change may answer with the older value: no new caller joins it.
+                joinable.removeAll()
+                changed = true
+            case .layer(let token, let fact):
+                layers.append((token, fact))
+                changed = true
+            case .unlayer(let token):
+                guard let position = layers.firstIndex(where: { $0.token == token }) else { continue }
+                layers.remove(at: position)
+                changed = true
+            }
+        }
+        publish(settledChanged: changed)
+        return .none
     }
 }

@@ -11,18 +11,44 @@ extension Resource where Remote: Readable {
     @discardableResult
     public func read(_ request: Remote.ReadRequest, policy: ReadPolicy = .always) async throws(NetworkError) -> Value {
         let endpoint = try Remote.readEndpoint(for: request)
+        let key = endpoint.requestKey
+        if let maxAge = policy.maxAge {
+            let now = session.timeline.now
+            let freshness = storage.withLock {
+                $0.machine.freshness(of: key, now: now, maxAge: maxAge ?? Remote.maxAge)
+            }
+            switch freshness {
+            case .fresh(let value): return value
+            case .stale(let value) where policy.revalidates:
+                revalidate(request)
+                return value
+            case .stale, .missing: break
+            }
+        }
         let session = session
         let outcome = await perform { machine, call, waiter in
-            machine.askRead(call, waiter, key: endpoint.requestKey, policy: policy) { _ in
+            machine.askRead(call, waiter, key: key, policy: policy) { kept in
                 do throws(NetworkError) {
-                    let response = try await session.send(endpoint, as: Remote.ReadResponse.self)
-                    return .success(.value(try Remote.value(fromRead: response)))
+                    let answer = try await session.read(
+                        endpoint, as: Remote.ReadResponse.self, keeping: kept, map: Remote.value(fromRead:))
+                    guard let validators = answer.validators else { return .success(.value(answer.value)) }
+                    return .success(.validated(answer.value, validators))
                 } catch {
                     return .failure(error)
                 }
             }
         }
         return try Self.value(of: outcome.get())
+    }
+
+    /// Reads again in the background; the state shows the read from now on.
+    private func revalidate(_ request: Remote.ReadRequest) {
+        let body: @Sendable () async -> Void = { [self] in _ = try? await read(request, policy: .always) }
+        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+            Task.immediate(operation: body)
+        } else {
+            Task(operation: body)
+        }
     }
 
     /// Reads the value with the request derived from the current value (`Void` requests need none).
@@ -47,7 +73,7 @@ extension Resource where Remote: Creatable {
     public func create(_ request: Remote.CreateRequest) async throws(NetworkError) -> Value {
         let endpoint = try Remote.createEndpoint(for: request)
         let session = session
-        let outcome = try await mutate { () async throws(NetworkError) -> Outcome in
+        let outcome = try await mutate(creates: true) { () async throws(NetworkError) -> Outcome in
             let response = try await session.send(endpoint, as: Remote.CreateResponse.self)
             return .value(try Remote.value(fromCreate: response))
         }
@@ -73,9 +99,30 @@ extension Resource where Remote: Updatable {
     /// - Throws: ``NetworkError``.
     @discardableResult
     public func update(_ request: Remote.UpdateRequest) async throws(NetworkError) -> Value {
+        try await update(request, showing: nil)
+    }
+
+    /// Updates the value on the server, showing `optimistic` at once.
+    ///
+    /// The resource, and in a ``ResourceStore`` every live resource and list holding the item, show
+    /// `optimistic` from this call on. When the server answers, they show its answer; when the update fails
+    /// or is cancelled, the optimistic value goes away and each shows what it would show without it: the
+    /// value before, or the next optimistic change still pending. Only this resource shows the failure.
+    /// - Parameters:
+    ///   - request: The update.
+    ///   - optimistic: The value to show until the server answers.
+    /// - Returns: The updated value.
+    /// - Throws: ``NetworkError``.
+    @discardableResult
+    public func update(_ request: Remote.UpdateRequest, optimistic: Value) async throws(NetworkError) -> Value {
+        try await update(request, showing: .value(optimistic))
+    }
+
+    private func update(_ request: Remote.UpdateRequest, showing: ItemFact<Value>?) async throws(NetworkError) -> Value
+    {
         let endpoint = try Remote.updateEndpoint(for: request)
         let session = session
-        let outcome = try await mutate { () async throws(NetworkError) -> Outcome in
+        let outcome = try await mutate(optimistic: showing) { () async throws(NetworkError) -> Outcome in
             let response = try await session.send(endpoint, as: Remote.UpdateResponse.self)
             return .value(try Remote.value(fromUpdate: response))
         }
@@ -104,14 +151,29 @@ extension Resource where Remote: Deletable {
     /// - Throws: ``NetworkError``.
     @discardableResult
     public func delete(_ request: Remote.DeleteRequest) async throws(NetworkError) -> Value? {
+        try await delete(request, optimistic: false)
+    }
+
+    /// Deletes the value on the server; with `optimistic`, shows it deleted at once.
+    ///
+    /// With `optimistic`, the resource is `.idle` (`loading(previous: nil)` while the request is in flight),
+    /// and in a ``ResourceStore`` every list holding the item leaves it out, until the server answers; a
+    /// failed or cancelled delete brings it back everywhere.
+    /// - Parameters:
+    ///   - request: What to delete.
+    ///   - optimistic: Whether to show the deletion before the server answers.
+    /// - Returns: The value after a soft delete, or `nil`.
+    /// - Throws: ``NetworkError``.
+    @discardableResult
+    public func delete(_ request: Remote.DeleteRequest, optimistic: Bool) async throws(NetworkError) -> Value? {
         let endpoint = try Remote.deleteEndpoint(for: request)
         let session = session
-        let outcome = try await mutate { () async throws(NetworkError) -> Outcome in
+        let outcome = try await mutate(optimistic: optimistic ? .removed : nil) {
+            () async throws(NetworkError) -> Outcome in
             let response = try await session.send(endpoint, as: Remote.DeleteResponse.self)
             return try Remote.value(fromDelete: response).map { .value($0) } ?? .removed
         }
-        if case .value(let value) = outcome { return value }
-        return nil
+        return outcome.value
     }
 
     /// Deletes the current value.
@@ -131,10 +193,12 @@ extension Resource {
 
     /// Runs a create, update or delete after every mutation asked before it.
     fileprivate func mutate(
+        optimistic: ItemFact<Value>? = nil,
+        creates: Bool = false,
         _ send: @escaping @Sendable () async throws(NetworkError) -> Outcome
     ) async throws(NetworkError) -> Outcome {
         let result = await perform { machine, call, waiter in
-            machine.askMutation(call, waiter) { _ in
+            machine.askMutation(call, waiter, optimistic: optimistic, creates: creates) { _ in
                 do throws(NetworkError) {
                     return .success(try await send())
                 } catch {
@@ -146,9 +210,24 @@ extension Resource {
     }
 
     fileprivate static func value(of outcome: Outcome) throws(NetworkError) -> Value {
-        guard case .value(let value) = outcome else {
+        guard let value = outcome.value else {
             throw .invalidRequest("\(Remote.self): the operation returned no value")
         }
         return value
+    }
+}
+
+extension ReadPolicy {
+    /// The freshness window a policy checks (itself optional: the type's), or `nil` for one that does not.
+    var maxAge: Duration?? {
+        switch self {
+        case .always, .skipIfLoaded: nil
+        case .skipIfFresh(let maxAge), .staleWhileRevalidate(let maxAge): .some(maxAge)
+        }
+    }
+
+    var revalidates: Bool {
+        if case .staleWhileRevalidate = self { return true }
+        return false
     }
 }

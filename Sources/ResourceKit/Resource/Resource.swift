@@ -22,6 +22,8 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
     let storage: Locked<HostStorage<ResourceMachine<Value>>>
     let registrar = ObservationRegistrar()
     let stateKeyPath: any KeyPath<Resource, ResourceState<Value>> & Sendable = \.state
+    /// The store this resource belongs to, if a store made it.
+    let link: ResourceLink<Remote>?
 
     /// Creates a resource.
     /// - Parameters:
@@ -30,7 +32,14 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
     ///     from `.available(value)` or `.failure(…)` with no network.
     public init(session: NetworkSession, state: ResourceState<Value> = .idle) {
         self.session = session
-        self.storage = Locked(HostStorage(ResourceMachine(state: state)))
+        self.storage = Locked(HostStorage(ResourceMachine(state: state, timeline: session.timeline)))
+        self.link = nil
+    }
+
+    init(session: NetworkSession, machine: ResourceMachine<Value>, link: ResourceLink<Remote>) {
+        self.session = session
+        self.storage = Locked(HostStorage(machine))
+        self.link = link
     }
 
     /// Creates a resource in a fixed state with no network, for previews: every operation fails with
@@ -42,6 +51,10 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
 
     deinit {
         finishObservers()
+        if let link {
+            let snapshot = storage.withLock { $0.machine.snapshot() }
+            link.release(ObjectIdentifier(self), snapshot)
+        }
     }
 
     /// The current state.
@@ -77,13 +90,33 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
     package var machineDescription: String { describedMachine }
 }
 
-extension Resource: MachineHost {}
+extension Resource: MachineHost {
+    func forward(_ news: [ResourceNews<Value>]) {
+        link?.publish(self, news)
+    }
+}
 
 /// When ``Resource/read(_:policy:)`` may answer without the network.
+///
+/// A value is *fresh* for ``Readable/maxAge`` (or the policy's `maxAge`) after it was loaded: by a read of
+/// the same request, by a create or update, or, in a ``ResourceStore``, by any holder of the same item.
+/// ``ResourceStore/invalidate(_:)`` makes it stale at once.
 public enum ReadPolicy: Sendable, Equatable {
     /// Always send the request.
     case always
     /// Return the current value without a request when it is `.available` and was loaded by the same
     /// request (same endpoint). A read of another id always goes to the network.
     case skipIfLoaded
+    /// Return the current value without a request while it is fresh: loaded by the same request less than
+    /// `maxAge` ago (``Readable/maxAge`` when `nil`), and not invalidated since. Otherwise read.
+    case skipIfFresh(maxAge: Duration?)
+    /// Return a fresh value as ``skipIfFresh(maxAge:)`` does; return a stale one at once too, and read again
+    /// in the background, the state showing `loading(previous:)` until the new value lands. With no value,
+    /// read and wait.
+    case staleWhileRevalidate(maxAge: Duration?)
+
+    /// ``skipIfFresh(maxAge:)`` with the type's ``Readable/maxAge``.
+    public static var skipIfFresh: ReadPolicy { .skipIfFresh(maxAge: nil) }
+    /// ``staleWhileRevalidate(maxAge:)`` with the type's ``Readable/maxAge``.
+    public static var staleWhileRevalidate: ReadPolicy { .staleWhileRevalidate(maxAge: nil) }
 }

@@ -14,6 +14,8 @@ struct Exchange: Sendable {
     var retry: RetryPolicy
     /// Time allowed from the start; `nil` for none.
     var deadline: Duration?
+    /// A conditional request: a `304 Not Modified` is its answer, not a failure.
+    var acceptsNotModified = false
 }
 
 extension NetworkSession {
@@ -35,6 +37,7 @@ extension NetworkSession {
                     try await waitForRefresh(authentication, from: credential, deadline: deadline)
                     continue
                 }
+                if exchange.acceptsNotModified, response.statusCode == 304 { return response }
                 do {
                     try validationProvider.validate(response)
                     return response

@@ -1,0 +1,47 @@
+/// What a response said about its version: `ETag` and `Last-Modified`, sent back as `If-None-Match` and
+/// `If-Modified-Since` so that the server can answer `304 Not Modified` instead of the body.
+struct Validators: Sendable, Equatable {
+    var entityTag: String?
+    var lastModified: String?
+
+    /// The validators of a response, or `nil` when it has none.
+    init?(_ headers: HTTPHeaders) {
+        entityTag = headers["ETag"].flatMap { $0.isEmpty ? nil : $0 }
+        lastModified = headers["Last-Modified"].flatMap { $0.isEmpty ? nil : $0 }
+        if entityTag == nil, lastModified == nil { return nil }
+    }
+}
+
+extension NetworkSession {
+    /// Sends a read that, given the validators of the value held, may be answered `304 Not Modified`; then
+    /// `kept` is returned without decoding anything.
+    ///
+    /// - Returns: The value, and the validators that go with it (`nil` when the response had none).
+    nonisolated func read<Response: Decodable, Value: Sendable>(
+        _ endpoint: Endpoint,
+        as type: Response.Type,
+        keeping kept: KeptValue<Value>?,
+        map: (Response) throws(NetworkError) -> Value
+    ) async throws(NetworkError) -> (value: Value, validators: Validators?) {
+        var endpoint = endpoint
+        if let kept {
+            if let tag = kept.validators.entityTag {
+                endpoint = endpoint.setting(header: "If-None-Match", to: tag)
+            } else if let date = kept.validators.lastModified {
+                endpoint = endpoint.setting(header: "If-Modified-Since", to: date)
+            }
+        }
+        let (request, base) = try await buildRequest(for: endpoint)
+        var exchange = Exchange(
+            request: request, base: base, redirects: endpoint.redirects ?? redirects,
+            retry: endpoint.retry ?? retry, deadline: Self.deadline(endpoint.timeout ?? timeout))
+        exchange.acceptsNotModified = kept != nil
+        let response = try await perform(exchange)
+        if response.statusCode == 304, let kept {
+            return (kept.value, Validators(response.headers) ?? kept.validators)
+        }
+        let decoded = try decode(Response.self, from: response)
+        let value = try map(decoded)
+        return (value, Validators(response.headers))
+    }
+}

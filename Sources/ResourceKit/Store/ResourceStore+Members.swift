@@ -1,0 +1,145 @@
+/// How a store's resource reaches its store; made where the item's id type is known.
+struct ResourceLink<Remote: RemoteResource>: Sendable {
+    let publish: @Sendable (Resource<Remote>, [ResourceNews<Remote.Value>]) -> Void
+    let refetch: @Sendable (Resource<Remote>) async -> Void
+    /// Called from `deinit`, with the value to remember.
+    let release:
+        @Sendable (ObjectIdentifier, (value: Remote.Value, rank: UInt64, loadedAt: Duration?, validators: Validators?)?)
+            -> Void
+}
+
+/// How a store's list reaches its store.
+struct ListLink<Remote: Listable>: Sendable {
+    let publish: @Sendable (ListResource<Remote>, [ItemNews<Remote.Item, Remote.Item.ID>]) -> Void
+    let release: @Sendable (ObjectIdentifier) -> Void
+}
+
+extension ResourceStore {
+    /// The live resource of item `id`, made if none is alive.
+    ///
+    /// Every call with the same `Remote` type and id returns the same object while anyone holds it, so its
+    /// callers share one state and one request. A new one starts from the value the store remembers for the
+    /// item, if any (see ``capacity``), or `.idle`.
+    /// - Parameters:
+    ///   - type: The remote type; its read request is the item's id.
+    ///   - id: The item's id.
+    /// - Returns: The resource.
+    public func resource<Remote: Readable>(_ type: Remote.Type, id: Remote.Value.ID) -> Resource<Remote>
+    where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID {
+        let key = StoreKey(type: ObjectIdentifier(Remote.self), id: AnyHashable(id))
+        let item = StoreKey(type: ObjectIdentifier(Remote.Value.self), id: AnyHashable(id))
+        let readKey = (try? Remote.readEndpoint(for: id))?.requestKey
+        let link = ResourceLink<Remote>(
+            publish: { [weak self] resource, news in
+                self?.publish(news.map { ItemNews(id: id, kind: $0.kind) }, from: ObjectIdentifier(resource))
+            },
+            refetch: { resource in _ = try? await resource.read(id) },
+            release: { [weak self] identifier, snapshot in
+                self?.registry.withLock { registry in
+                    if registry.resources[key]?.object == nil { registry.resources[key] = nil }
+                    registry.resourcesByItem[item]?[identifier] = nil
+                    if registry.resourcesByItem[item]?.isEmpty == true { registry.resourcesByItem[item] = nil }
+                    if let snapshot {
+                        registry.cache.insert(
+                            CachedItem(
+                                value: snapshot.value, rank: snapshot.rank, loadedAt: snapshot.loadedAt,
+                                validators: snapshot.validators, readKey: readKey),
+                            for: item)
+                    }
+                }
+            })
+        let session = session
+        return registry.withLock { registry in
+            if let existing = registry.resources[key]?.object as? Resource<Remote> { return existing }
+            var machine = ResourceMachine<Remote.Value>(
+                state: .idle, timeline: session.timeline, sharing: .init(key: readKey, publishes: true))
+            if let cached = registry.cache.removeValue(for: item), let value = cached.value as? Remote.Value {
+                machine = ResourceMachine(
+                    state: .available(value), timeline: session.timeline,
+                    sharing: .init(key: readKey, publishes: true), settledRank: cached.rank,
+                    loadedAt: cached.loadedAt, validators: cached.readKey == readKey ? cached.validators : nil)
+            }
+            let resource = Resource(session: session, machine: machine, link: link)
+            registry.resources[key] = WeakMember(object: resource)
+            registry.resourcesByItem[item, default: [:]][ObjectIdentifier(resource)] = WeakMember(object: resource)
+            return resource
+        }
+    }
+
+    /// The live list for `request`, made if none is alive: every call with the same `Remote` type and request
+    /// returns the same object while anyone holds it.
+    /// - Parameters:
+    ///   - type: The remote list type.
+    ///   - request: What selects the list.
+    /// - Returns: The list.
+    public func list<Remote: Listable>(_ type: Remote.Type, request: Remote.ListRequest) -> ListResource<Remote>
+    where Remote.ListRequest: Hashable {
+        list(type, request: request, key: AnyHashable(request))
+    }
+
+    /// The live list of a type whose lists need no request.
+    /// - Parameter type: The remote list type.
+    /// - Returns: The list.
+    public func list<Remote: Listable>(_ type: Remote.Type) -> ListResource<Remote> where Remote.ListRequest == Void {
+        list(type, request: (), key: AnyHashable(0))
+    }
+
+    private func list<Remote: Listable>(
+        _ type: Remote.Type, request: Remote.ListRequest, key id: AnyHashable
+    ) -> ListResource<Remote> {
+        let key = StoreKey(type: ObjectIdentifier(Remote.self), id: id)
+        let itemType = ObjectIdentifier(Remote.Item.self)
+        let link = ListLink<Remote>(
+            publish: { [weak self] list, news in self?.publish(news, from: ObjectIdentifier(list)) },
+            release: { [weak self] identifier in
+                self?.registry.withLock { registry in
+                    if registry.lists[key]?.object == nil { registry.lists[key] = nil }
+                    registry.listsByItem[itemType]?[identifier] = nil
+                }
+            })
+        let session = session
+        return registry.withLock { registry in
+            if let existing = registry.lists[key]?.object as? ListResource<Remote> { return existing }
+            let list = ListResource(session: session, request: request, link: link)
+            registry.lists[key] = WeakMember(object: list)
+            registry.listsByItem[itemType, default: [:]][ObjectIdentifier(list)] = WeakMember(object: list)
+            return list
+        }
+    }
+}
+
+extension Resource: StoreMember {
+    func hear(_ news: any Sendable) {
+        guard let news = news as? [ResourceNews<Value>] else { return }
+        let now = session.timeline.now
+        run(transition { $0.receive(news, now: now) })
+    }
+
+    func markStale(everything: Bool, where matches: (any Sendable) -> Bool) -> Bool {
+        storage.withLock { storage in
+            guard everything || storage.machine.state.value.map(matches) == true else { return false }
+            storage.machine.invalidate()
+            return true
+        }
+    }
+
+    var isObserved: Bool { observerCount > 0 }
+
+    func refetch() async { await link?.refetch(self) }
+}
+
+extension ListResource: StoreMember {
+    func hear(_ news: any Sendable) {
+        guard let news = news as? [ItemNews<Item, Item.ID>] else { return }
+        let request = request
+        run(transition { $0.receive(news) { Remote.placement(ofCreated: $0, in: request) } })
+    }
+
+    func markStale(everything: Bool, where matches: (any Sendable) -> Bool) -> Bool {
+        everything || storage.withLock { $0.machine.holds { matches($0) } }
+    }
+
+    var isObserved: Bool { observerCount > 0 }
+
+    func refetch() async { _ = try? await refresh() }
+}

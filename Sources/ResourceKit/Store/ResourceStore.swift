@@ -1,0 +1,127 @@
+/// One source of truth for the items of an API: one live ``Resource`` per item, one ``ListResource`` per
+/// request, and every answer about an item shown by every resource and list that holds it.
+///
+/// ```swift
+/// let store = ResourceStore(session: session)
+/// let post = store.resource(RemotePost.self, id: "42")      // the same object for every caller
+/// let feed = store.list(RemotePosts.self)
+/// try await post.update(edited)                            // `feed` shows the edit, with no request
+/// ```
+///
+/// - Identity: ``resource(_:id:)`` returns the same object for the same `Remote` type and id while anyone
+///   holds it, and ``list(_:request:)`` the same list for the same request. The store keeps them weakly:
+///   an object nobody holds is freed.
+/// - One truth: an item is its value type and its id. A read, create, update or delete that lands in one
+///   holder is applied to every other live holder of the item, under the order rule of each: an answer older
+///   than what a holder shows (asked before a change completed elsewhere) never replaces it.
+/// - Memory: the values of freed resources are remembered, up to ``capacity`` of them, least recently used
+///   first out; a resource made again for such an item starts from its value.
+public final class ResourceStore: Sendable {
+    /// The session that sends every request of the store's resources and lists.
+    public let session: NetworkSession
+    /// How many values of resources nobody holds the store remembers.
+    public let capacity: Int
+
+    let registry: Locked<StoreRegistry>
+
+    /// Creates a store.
+    /// - Parameters:
+    ///   - session: The session for every resource and list of the store.
+    ///   - capacity: How many values of freed resources to remember (least recently used first out); `0`
+    ///     remembers none. Live resources and lists do not count: they are never evicted.
+    public init(session: NetworkSession, capacity: Int = 1_000) {
+        self.session = session
+        self.capacity = max(0, capacity)
+        registry = Locked(StoreRegistry(cache: LRUCache(capacity: max(0, capacity))))
+    }
+
+    /// The number of live resources and lists in the store.
+    public var liveCount: Int {
+        registry.withLock { registry in
+            registry.resources.values.count { $0.object != nil } + registry.lists.values.count { $0.object != nil }
+        }
+    }
+
+    /// The number of values the store remembers for resources nobody holds; at most ``capacity``.
+    public var rememberedCount: Int { registry.withLock { $0.cache.count } }
+
+    // MARK: News
+
+    /// Hands what `origin` learnt about items to every other live holder of them.
+    func publish<V: Identifiable & Sendable>(_ news: [ItemNews<V, V.ID>], from origin: ObjectIdentifier)
+    where V.ID: Sendable {
+        let now = session.timeline.now
+        let itemType = ObjectIdentifier(V.self)
+        var resourceBatches: [ObjectIdentifier: (member: any StoreMember, news: [ResourceNews<V>])] = [:]
+        let lists: [any StoreMember] = registry.withLock { registry in
+            for item in news {
+                let key = StoreKey(type: itemType, id: AnyHashable(item.id))
+                registry.remember(item.kind, of: key, now: now)
+                for (identifier, weak) in registry.resourcesByItem[key] ?? [:] where identifier != origin {
+                    guard let member = weak.object else { continue }
+                    resourceBatches[identifier, default: (member, [])].news.append(
+                        ResourceNews(id: (), kind: item.kind))
+                }
+            }
+            return (registry.listsByItem[itemType] ?? [:]).compactMap { $0.key == origin ? nil : $0.value.object }
+        }
+        for (member, batch) in resourceBatches.values { member.hear(batch) }
+        for list in lists { list.hear(news) }
+    }
+
+    // MARK: Invalidation
+
+    /// Marks every value of `Remote.Value` stale, in resources and lists of any `Remote` type, and loads again
+    /// the resources and lists that are observed (have a `states` stream). Returns when those loads end;
+    /// their failures show in their states.
+    /// - Parameter type: The remote type whose values are stale.
+    public func invalidate<Remote: RemoteResource>(_ type: Remote.Type) async {
+        await invalidate(itemType: ObjectIdentifier(Remote.Value.self), everything: true, id: nil) { _ in true }
+    }
+
+    /// Marks the item `id` stale and loads it again where it is observed: its resources, and the lists that
+    /// hold it.
+    /// - Parameters:
+    ///   - type: The remote type of the item.
+    ///   - id: The item's id.
+    public func invalidate<Remote: RemoteResource>(_ type: Remote.Type, id: Remote.Value.ID) async
+    where Remote.Value: Identifiable, Remote.Value.ID: Sendable {
+        await invalidate(itemType: ObjectIdentifier(Remote.Value.self), everything: false, id: AnyHashable(id)) {
+            ($0 as? Remote.Value)?.id == id
+        }
+    }
+
+    /// Marks stale the values `predicate` accepts and loads again where they are observed: resources holding
+    /// such a value, and lists holding such an item.
+    /// - Parameters:
+    ///   - type: The remote type of the values.
+    ///   - predicate: Whether a value is stale.
+    public func invalidate<Remote: RemoteResource>(
+        _ type: Remote.Type, where predicate: @escaping @Sendable (Remote.Value) -> Bool
+    ) async {
+        await invalidate(itemType: ObjectIdentifier(Remote.Value.self), everything: false, id: nil) { value in
+            (value as? Remote.Value).map(predicate) ?? false
+        }
+    }
+
+    private func invalidate(
+        itemType: ObjectIdentifier, everything: Bool, id: AnyHashable?,
+        matches: @escaping @Sendable (any Sendable) -> Bool
+    ) async {
+        let members: [any StoreMember] = registry.withLock { registry in
+            registry.cache.updateAll { key, entry in
+                if key.type == itemType, everything || matches(entry.value) { entry.loadedAt = nil }
+            }
+            var members: [any StoreMember] = []
+            for (key, holders) in registry.resourcesByItem where key.type == itemType && (id == nil || key.id == id) {
+                members += holders.values.compactMap(\.object)
+            }
+            members += (registry.listsByItem[itemType] ?? [:]).values.compactMap(\.object)
+            return members
+        }
+        let observed = members.filter { $0.markStale(everything: everything, where: matches) && $0.isObserved }
+        await withTaskGroup(of: Void.self) { group in
+            for member in observed { group.addTask { await member.refetch() } }
+        }
+    }
+}

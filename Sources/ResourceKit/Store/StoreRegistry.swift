@@ -1,0 +1,62 @@
+/// A type and an id: a resource's identity (its `Remote` type) or an item's (its value type).
+///
+/// `AnyHashable` is not `Sendable`, but every id put in one is: item ids and list requests are `Sendable`.
+struct StoreKey: Hashable, @unchecked Sendable {
+    var type: ObjectIdentifier
+    var id: AnyHashable
+}
+
+/// What the store remembers of a resource nobody holds any more: its value and how fresh it was.
+struct CachedItem: Sendable {
+    var value: any Sendable
+    var rank: UInt64
+    var loadedAt: Duration?
+    var validators: Validators?
+    var readKey: RequestKey?
+}
+
+/// A resource or list that lives in a store.
+protocol StoreMember: AnyObject, Sendable {
+    /// News of items from another holder: `[ResourceNews<Value>]` for a resource, `[ItemNews<Item, Item.ID>]`
+    /// for a list.
+    func hear(_ news: any Sendable)
+    /// Marks stale what `matches` accepts (the value, or an item of the list); `everything` marks it stale
+    /// whatever it holds. Returns whether anything was marked.
+    func markStale(everything: Bool, where matches: (any Sendable) -> Bool) -> Bool
+    /// Whether a `states` stream observes it.
+    var isObserved: Bool { get }
+    /// Loads its value or first page again.
+    func refetch() async
+}
+
+struct WeakMember {
+    weak var object: (any StoreMember)?
+}
+
+/// The store's tables, behind its lock.
+struct StoreRegistry {
+    /// Live resources by `Remote` type and id.
+    var resources: [StoreKey: WeakMember] = [:]
+    /// Live resources by item: value type and id (several `Remote` types may read one item).
+    var resourcesByItem: [StoreKey: [ObjectIdentifier: WeakMember]] = [:]
+    /// Live lists by `Remote` type and request.
+    var lists: [StoreKey: WeakMember] = [:]
+    /// Live lists by item type.
+    var listsByItem: [ObjectIdentifier: [ObjectIdentifier: WeakMember]] = [:]
+    /// The values of resources nobody holds, by item.
+    var cache: LRUCache<StoreKey, CachedItem>
+
+    /// Applies what a holder learnt to the remembered value of an item.
+    mutating func remember<V: Sendable>(_ kind: ItemNewsKind<V>, of item: StoreKey, now: Duration) {
+        guard case .fact(let fact, let rank, _) = kind, let cached = cache.peek(item), rank > cached.rank else {
+            return
+        }
+        switch fact {
+        case .removed: cache.removeValue(for: item)
+        case .value(let value):
+            cache.update(item) { entry in
+                entry = CachedItem(value: value, rank: rank, loadedAt: now, validators: nil, readKey: entry.readKey)
+            }
+        }
+    }
+}

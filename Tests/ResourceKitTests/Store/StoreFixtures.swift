@@ -1,0 +1,94 @@
+import Foundation
+import ResourceKit
+import ResourceKitTesting
+import Synchronization
+
+/// Lists of posts, one per feed name; every feed lists every post. The "latest" feed puts a post created
+/// elsewhere at its start, the others leave it out.
+struct RemoteFeed: Listable, Creatable, Updatable, Deletable {
+    typealias Value = Post
+    typealias Item = Post
+    typealias ListRequest = String
+    typealias ListResponse = PageEnvelope<Post>
+    static let pagination = PageNumberPagination(pageSize: 50)
+    static func listEndpoint(for feed: String) -> Endpoint { Endpoint(.get, "posts").setting(query: "feed", to: feed) }
+    static func placement(ofCreated item: Post, in feed: String) -> ListPlacement { feed == "latest" ? .start : .none }
+    static func createEndpoint(for post: Post) -> Endpoint { Endpoint(.post, "posts", body: .json(post)) }
+    static func updateEndpoint(for post: Post) -> Endpoint {
+        Endpoint(.patch, "posts", body: .json(post)).appending(id: post.id)
+    }
+    static func deleteEndpoint(for post: Post) -> Endpoint { Endpoint(.delete, "posts").appending(id: post.id) }
+}
+
+/// Another way to read a post: a different `Remote` type for the same item, so a different object.
+struct RemotePostPreview: Readable {
+    typealias Value = Post
+    typealias ReadRequest = String
+    static func readEndpoint(for id: String) -> Endpoint {
+        Endpoint(.get, "posts").appending(id: id).setting(query: "preview", to: "1")
+    }
+}
+
+/// Posts that stay fresh for 5 seconds.
+struct RemoteCachedPost: Readable {
+    typealias Value = Post
+    typealias ReadRequest = String
+    static let maxAge: Duration = .seconds(5)
+    static func readEndpoint(for id: String) -> Endpoint { Endpoint(.get, "posts").appending(id: id) }
+}
+
+/// A post whose decoding is counted, to show that a `304` decodes nothing.
+struct CountedPost: Decodable, Sendable, Equatable, Identifiable {
+    static let decodings = Atomic<Int>(0)
+    var id: String
+    var title: String
+
+    init(id: String, title: String) {
+        self.id = id
+        self.title = title
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        title = try container.decode(String.self, forKey: .title)
+        Self.decodings.add(1, ordering: .relaxed)
+    }
+
+    enum CodingKeys: CodingKey { case id, title }
+}
+
+struct RemoteCountedPost: Readable {
+    typealias Value = CountedPost
+    typealias ReadRequest = String
+    static func readEndpoint(for id: String) -> Endpoint { Endpoint(.get, "posts").appending(id: id) }
+}
+
+let storePosts = [Post(id: "41", title: "Forty-one"), Post(id: "42", title: "Hello"), Post(id: "43", title: "Bye")]
+
+/// A backend with three posts, a session on it without deadlines, and a store.
+func makeStore(
+    capacity: Int = 1_000, clock: ManualClock = ManualClock()
+) throws -> (ResourceStore, InMemoryBackend) {
+    let backend = InMemoryBackend(basePath: "/api")
+    backend.addCollection("posts")
+    try backend.seed(storePosts, into: "posts")
+    let session = NetworkSession(baseURL: "http://test.local/api", transport: backend, timeout: 0, clock: clock)
+    return (ResourceStore(session: session, capacity: capacity), backend)
+}
+
+/// A page envelope of posts, for a `ControlledTransport` answer.
+func feedPage(_ posts: [Post]) -> HTTPResponse {
+    struct Body: Encodable {
+        var page = 1
+        var perPage = 50
+        var totalItems: Int
+        var totalPages = 1
+        var items: [Post]
+    }
+    return HTTPResponse(statusCode: 200, body: try! JSONEncoder().encode(Body(totalItems: posts.count, items: posts)))
+}
+
+func postResponse(_ post: Post) -> HTTPResponse {
+    HTTPResponse(statusCode: 200, body: try! JSONEncoder().encode(post))
+}
