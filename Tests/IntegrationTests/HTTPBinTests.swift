@@ -189,10 +189,18 @@ struct HTTPBinTests {
     }
 }
 
-/// Counts the request events a session logs.
+/// Keeps the events a session logs.
 final class EventCollector: NetworkLogging {
     private let log = Locked<[NetworkLogEvent]>([])
     var minimumLevel: LogLevel { .debug }
     var requests: Int { log.withLock { $0.filter { if case .request = $0 { true } else { false } }.count } }
+    /// The status of every response, in order.
+    var statuses: [Int] {
+        log.withLock { $0.compactMap { if case .response(let status, _, _, _, _) = $0 { status } else { nil } } }
+    }
+    /// The headers of every request, in order.
+    var requestHeaders: [HTTPHeaders] {
+        log.withLock { $0.compactMap { if case .request(_, _, let headers) = $0 { headers } else { nil } } }
+    }
     func log(_ level: LogLevel, _ event: NetworkLogEvent) { log.withLock { $0.append(event) } }
 }

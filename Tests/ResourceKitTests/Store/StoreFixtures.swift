@@ -61,6 +61,7 @@ struct CountedPost: Decodable, Sendable, Equatable, Identifiable {
 struct RemoteCountedPost: Readable {
     typealias Value = CountedPost
     typealias ReadRequest = String
+    static let maxAge: Duration = .seconds(5)
     static func readEndpoint(for id: String) -> Endpoint { Endpoint(.get, "posts").appending(id: id) }
 }
 

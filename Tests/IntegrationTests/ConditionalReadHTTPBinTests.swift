@@ -1,0 +1,64 @@
+import Foundation
+import ResourceKit
+import Synchronization
+import Testing
+
+/// httpbin's `/etag/{etag}` echo, its decoding counted to show that a `304` decodes nothing.
+struct TaggedEcho: Decodable, Sendable, Equatable {
+    static let decodings = Atomic<Int>(0)
+    var url: String
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        url = try container.decode(String.self, forKey: .url)
+        Self.decodings.add(1, ordering: .relaxed)
+    }
+
+    enum CodingKeys: CodingKey { case url }
+}
+
+struct RemoteTaggedEcho: Readable {
+    typealias Value = TaggedEcho
+    typealias ReadRequest = String
+    static func readEndpoint(for tag: String) -> Endpoint { Endpoint(.get, "etag").appending(id: tag) }
+}
+
+/// httpbin's `/cache`: `Last-Modified` and `ETag`, and `304` to a conditional request.
+struct RemoteCachedEcho: Readable {
+    typealias Value = TaggedEcho
+    static func readEndpoint(for request: Void) -> Endpoint { Endpoint(.get, "cache") }
+}
+
+@Suite(.serialized, .enabled(if: HTTPBin.isConfigured, HTTPBin.skipReason), .timeLimit(.minutes(2)))
+struct ConditionalReadHTTPBinTests {
+    @Test func anETagRoundTripWithANotModifiedAnswerOverRealSockets() async throws {
+        let events = EventCollector()
+        let session = HTTPBin.session(adapters: [], logger: events)
+        let resource = Resource<RemoteTaggedEcho>(session: session)
+        let decodings = TaggedEcho.decodings.load(ordering: .relaxed)
+        let first = try await resource.read("v1")
+        #expect(TaggedEcho.decodings.load(ordering: .relaxed) == decodings + 1)
+        let second = try await resource.read("v1")
+        #expect(second == first)
+        #expect(resource.state == .available(first))
+        // The server answered 304: nothing was decoded.
+        #expect(TaggedEcho.decodings.load(ordering: .relaxed) == decodings + 1)
+        #expect(events.statuses == [200, 304])
+        #expect(events.requestHeaders.map { $0["If-None-Match"] } == [nil, "v1"])
+        // Another tag is another request: no condition, a body.
+        _ = try await resource.read("v2")
+        #expect(TaggedEcho.decodings.load(ordering: .relaxed) == decodings + 2)
+        #expect(events.statuses == [200, 304, 200])
+    }
+
+    @Test func lastModifiedAndETagFromCacheEndpoint() async throws {
+        let events = EventCollector()
+        let resource = Resource<RemoteCachedEcho>(session: HTTPBin.session(adapters: [], logger: events))
+        let decodings = TaggedEcho.decodings.load(ordering: .relaxed)
+        let value = try await resource.read()
+        #expect(try await resource.read() == value)
+        #expect(try await resource.read() == value)
+        #expect(events.statuses == [200, 304, 304])
+        #expect(TaggedEcho.decodings.load(ordering: .relaxed) == decodings + 1)
+    }
+}
