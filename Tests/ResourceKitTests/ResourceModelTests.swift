@@ -155,9 +155,10 @@ struct ResourceModel {
         operation.isEnded = true
         operation.isJoinable = false
         var changed = false
+        let completion = tick()
         if !operation.callers.isEmpty {
             for caller in operation.callers { callOperation[caller.call] = nil }
-            let rank = operation.kind.isMutation ? tick() : operation.callers.map(\.rank).max() ?? 0
+            let rank = operation.kind.isMutation ? completion : operation.callers.map(\.rank).max() ?? 0
             if rank > settledRank {
                 switch result {
                 case .success(.value(let post)): settled = .available(post)
@@ -173,11 +174,12 @@ struct ResourceModel {
         if operation.kind.isMutation {
             for other in operations.indices { operations[other].isJoinable = false }
         }
+        // The next mutation's turn comes with this completion, and ranks after it: the state stays `loading`.
+        if operation.kind.isMutation { startNextMutation(publishing: false) }
         publish(settledChanged: changed)
-        if operation.kind.isMutation { startNextMutation() }
     }
 
-    mutating func startNextMutation() {
+    mutating func startNextMutation(publishing: Bool = true) {
         runningMutation = nil
         while !mutationQueue.isEmpty {
             let index = mutationQueue.removeFirst()
@@ -186,7 +188,7 @@ struct ResourceModel {
             start(index)
             let rank = tick()
             for position in operations[index].callers.indices { operations[index].callers[position].rank = rank }
-            publish(settledChanged: false)
+            if publishing { publish(settledChanged: false) }
             return
         }
     }

@@ -32,8 +32,10 @@ extension ListMachine {
                     continue
                 }
                 stack.remove(at: position)
+                // A change under a newer one was never shown: removing it shows nothing new.
+                let wasShown = position == stack.count
                 layers[item.id] = stack.isEmpty ? nil : stack
-                changed = changed || index[item.id] != nil
+                changed = changed || (wasShown && index[item.id] != nil)
             }
         }
         forgetSettledChanges()
@@ -64,6 +66,12 @@ extension ListMachine {
             }
             settled.content = .available(items)
             if case .removed = fact { rebuildIndex() }
+            // Under an optimistic change the new value does not show until the change ends: the state is
+            // made again, but observers are not told of a change they cannot see.
+            if case .value = fact, layers[id] != nil {
+                state = display()
+                return false
+            }
             return true
         }
         guard created, case .value(let item) = fact, settled.pagination.pagesLoaded > 0 else { return false }
@@ -91,6 +99,12 @@ extension ListMachine {
         }
         if !removed.isEmpty { result.removeAll { removed.contains($0.id) } }
         return result
+    }
+
+    /// The item `id` as the list's settled items hold it, and its rank.
+    func known(_ id: Item.ID) -> (item: Item, rank: UInt64)? {
+        guard let position = index[id], let items = settled.content.value, position < items.count else { return nil }
+        return (items[position], itemRanks[id] ?? 0)
     }
 
     /// Whether the list shows an item `matches` accepts.

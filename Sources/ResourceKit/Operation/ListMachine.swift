@@ -232,6 +232,13 @@ where Item.ID: Sendable {
         let next = nextPage.flatMap { book.operations[$0] }.map { !$0.isAbandoned } ?? false
         guard settledChanged || first != shown.first || next != shown.next else { return }
         shown = (first, next)
+        state = display()
+        version &+= 1
+    }
+
+    /// What observers see: the settled list, what is in flight, and the optimistic changes over it.
+    func display() -> ListState<Item> {
+        let (first, next) = shown
         var display = settled
         if next {
             display.pagination.isLoadingNextPage = true
@@ -240,7 +247,6 @@ where Item.ID: Sendable {
         }
         if first { display.content = .loading(previous: settled.content.value) }
         if !layers.isEmpty { display.content = display.content.map(overlaid) }
-        state = display
-        version &+= 1
+        return display
     }
 }

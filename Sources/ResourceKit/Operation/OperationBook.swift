@@ -115,13 +115,11 @@ struct OperationBook<Outcome: Sendable, Context: Sendable, Kind> {
     }
 
     /// A serial operation's turn: `nil` if it is unknown, `false` if abandoned meanwhile. Otherwise it is
-    /// sent now, so it ranks after everything asked while it waited.
+    /// sent now. (Its callers were ranked when the operation before it completed.)
     mutating func begin(_ id: OperationID) -> Bool? {
         guard var operation = operations[id] else { return nil }
         if operation.isAbandoned { return false }
-        let rank = tick()
-        operation.sentAt = rank
-        operation.callers.rerank(rank)
+        operation.sentAt = tick()
         operations[id] = operation
         return true
     }
@@ -150,6 +148,10 @@ struct OperationBook<Outcome: Sendable, Context: Sendable, Kind> {
             let id = serialQueue.removeFirst()
             guard let queued = operations[id]?.queued else { continue }
             operations[id]?.queued = nil
+            // Its turn has come: it is newer than the completion that let it start, so the state keeps
+            // showing it loading in between.
+            let rank = tick()
+            operations[id]?.callers.rerank(rank)
             runningSerial = id
             effects.starts.append(
                 .init(operation: id, context: queued.context, work: queued.work, isImmediate: false, beginsFirst: true))

@@ -54,6 +54,11 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
     /// The read whose answer is `settled`, for ``ReadPolicy/skipIfLoaded``.
     private var loadedKey: RequestKey?
     private var isShowingLoading: Bool
+    /// Changes whenever `settled` does.
+    private var settledGeneration: UInt64 = 0
+    /// What the shown state was made of: the optimistic change on top, or else the settled state's
+    /// generation. While a change is on top, settled answers underneath do not show.
+    private var shownSource: (layer: UInt64?, generation: UInt64) = (nil, 0)
     private var book = OperationBook<Outcome, Context, Kind>()
     /// Reads in flight that a new caller may join.
     private var joinable: [RequestKey: OperationID] = [:]
@@ -175,6 +180,9 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
 
     mutating func finish(_ id: OperationID, with result: Result<Outcome, NetworkError>) -> Effects {
         var effects = Effects.none
+        // A mutation's answer is as new as its completion: every read asked before it is older, and the next
+        // mutation, whose turn comes now, is newer.
+        let completion = book.tick()
         guard var operation = book.finish(id, into: &effects) else { return effects }
         var settledChanged = false
         let key: RequestKey?
@@ -189,8 +197,7 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
         }
         if let key, joinable[key] == id { joinable[key] = nil }
         if !operation.callers.isEmpty {
-            // A mutation's answer is as new as its completion: every read asked before it is older.
-            let rank = operation.isSerial ? book.tick() : operation.callers.rank
+            let rank = operation.isSerial ? completion : operation.callers.rank
             if rank > settledRank, let landed = settledState(after: result) {
                 settled = landed
                 settledRank = rank
@@ -258,7 +265,11 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
         var newest: UInt64 = 0
         for operation in book.operations.values { newest = max(newest, operation.callers.rank) }
         let loading = newest > settledRank
-        guard settledChanged || loading != isShowingLoading else { return }
+        if settledChanged { settledGeneration &+= 1 }
+        let top = layers.last?.token
+        let source = (layer: top, generation: top == nil ? settledGeneration : 0)
+        guard source != shownSource || loading != isShowingLoading else { return }
+        shownSource = source
         isShowingLoading = loading
         switch layers.last?.fact {
         case nil: state = loading ? .loading(previous: settled.value) : settled

@@ -53,7 +53,16 @@ extension ResourceStore {
             if let existing = registry.resources[key]?.object as? Resource<Remote> { return existing }
             var machine = ResourceMachine<Remote.Value>(
                 state: .idle, timeline: session.timeline, sharing: .init(key: readKey, publishes: true))
-            if let cached = registry.cache.removeValue(for: item), let value = cached.value as? Remote.Value {
+            let cached = registry.cache.removeValue(for: item)
+            if let live = registry.newestKnown(item), live.rank > cached?.rank ?? 0,
+                let value = live.value as? Remote.Value
+            {
+                // Another holder shows the item (a list, or another `Remote` type reading it): start from it,
+                // stale, so that a fresh-only read still asks the server.
+                machine = ResourceMachine(
+                    state: .available(value), timeline: session.timeline,
+                    sharing: .init(key: readKey, publishes: true), settledRank: live.rank)
+            } else if let cached, let value = cached.value as? Remote.Value {
                 machine = ResourceMachine(
                     state: .available(value), timeline: session.timeline,
                     sharing: .init(key: readKey, publishes: true), settledRank: cached.rank,
@@ -126,6 +135,10 @@ extension Resource: StoreMember {
     var isObserved: Bool { observerCount > 0 }
 
     func refetch() async { await link?.refetch(self) }
+
+    func known(_ id: AnyHashable) -> (value: any Sendable, rank: UInt64)? {
+        storage.withLock { $0.machine.snapshot() }.map { ($0.value, $0.rank) }
+    }
 }
 
 extension ListResource: StoreMember {
@@ -142,4 +155,9 @@ extension ListResource: StoreMember {
     var isObserved: Bool { observerCount > 0 }
 
     func refetch() async { _ = try? await refresh() }
+
+    func known(_ id: AnyHashable) -> (value: any Sendable, rank: UInt64)? {
+        guard let id = id.base as? Item.ID else { return nil }
+        return storage.withLock { $0.machine.known(id) }.map { ($0.item, $0.rank) }
+    }
 }

@@ -27,6 +27,8 @@ protocol StoreMember: AnyObject, Sendable {
     var isObserved: Bool { get }
     /// Loads its value or first page again.
     func refetch() async
+    /// What it shows of item `id` outside any optimistic change, and that answer's rank.
+    func known(_ id: AnyHashable) -> (value: any Sendable, rank: UInt64)?
 }
 
 struct WeakMember {
@@ -45,6 +47,18 @@ struct StoreRegistry {
     var listsByItem: [ObjectIdentifier: [ObjectIdentifier: WeakMember]] = [:]
     /// The values of resources nobody holds, by item.
     var cache: LRUCache<StoreKey, CachedItem>
+
+    /// The newest value a live holder knows of an item: a new resource of it starts from there.
+    func newestKnown(_ item: StoreKey) -> (value: any Sendable, rank: UInt64)? {
+        var members = (resourcesByItem[item] ?? [:]).values.compactMap(\.object)
+        members += (listsByItem[item.type] ?? [:]).values.compactMap(\.object)
+        var newest: (value: any Sendable, rank: UInt64)?
+        for member in members {
+            guard let known = member.known(item.id), known.rank > newest?.rank ?? 0 else { continue }
+            newest = known
+        }
+        return newest
+    }
 
     /// Applies what a holder learnt to the remembered value of an item.
     mutating func remember<V: Sendable>(_ kind: ItemNewsKind<V>, of item: StoreKey, now: Duration) {

@@ -1,0 +1,168 @@
+import Foundation
+import ResourceKit
+import ResourceKitTesting
+import Testing
+
+/// Optimistic updates and deletes: shown at once everywhere, confirmed by the server's answer or rolled back.
+@Suite(.timeLimit(.minutes(1))) struct OptimisticTests {
+    let transport = ControlledTransport()
+    let store: ResourceStore
+    let original = storePosts[1]
+    let loaded = PaginationStatus(hasMore: false, pagesLoaded: 1, totalCount: 3)
+
+    init() {
+        store = ResourceStore(session: makeTimelessSession(transport))
+    }
+
+    func listState(_ posts: [Post]) -> ListState<Post> { ListState(content: .available(posts), pagination: loaded) }
+
+    func posts(with post: Post) -> [Post] { [storePosts[0], post, storePosts[2]] }
+
+    /// A detail, a preview of the same post and a list, all loaded.
+    func loadedHolders() async throws -> (Resource<RemotePost>, Resource<RemotePostPreview>, ListResource<RemoteFeed>) {
+        let list = store.list(RemoteFeed.self, request: "all")
+        let load = Task { try await list.loadFirstPage() }
+        try await transport.waitForRequests(1)
+        transport.answer(0, .success(feedPage(storePosts)))
+        _ = try await load.value
+        let detail = store.resource(RemotePost.self, id: "42")
+        let preview = store.resource(RemotePostPreview.self, id: "42")
+        #expect(detail.state == .available(original))
+        #expect(preview.state == .available(original))
+        return (detail, preview, list)
+    }
+
+    @Test func aConfirmedUpdateShowsAtOnceThenTheServersAnswer() async throws {
+        let (detail, preview, list) = try await loadedHolders()
+        let recorders = (detail.recordStates(), preview.recordStates(), list.recordStates())
+        let optimistic = Post(id: "42", title: "Edited")
+        let answered = Post(id: "42", title: "Edited", body: "as the server stored it")
+        let update = Task { try await detail.update(optimistic, optimistic: optimistic) }
+        try await transport.waitForRequests(2)
+        #expect(detail.state == .loading(previous: optimistic))
+        #expect(preview.state == .available(optimistic))
+        #expect(list.items == posts(with: optimistic))
+        transport.answer(1, .success(postResponse(answered)))
+        #expect(try await update.value == answered)
+        #expect(
+            try await recorders.0.waitForCount(3) == [
+                .available(original), .loading(previous: optimistic), .available(answered),
+            ])
+        #expect(
+            try await recorders.1.waitForCount(3) == [
+                .available(original), .available(optimistic), .available(answered),
+            ])
+        #expect(
+            try await recorders.2.waitForCount(3) == [
+                listState(storePosts), listState(posts(with: optimistic)), listState(posts(with: answered)),
+            ])
+    }
+
+    @Test func aFailedUpdateRollsBackExactlyEverywhere() async throws {
+        let (detail, preview, list) = try await loadedHolders()
+        let recorders = (detail.recordStates(), preview.recordStates(), list.recordStates())
+        let optimistic = Post(id: "42", title: "Edited")
+        let update = Task { try await detail.update(optimistic, optimistic: optimistic) }
+        try await transport.waitForRequests(2)
+        transport.answer(1, json: "{}", status: 500)
+        let error = NetworkError.httpStatus(code: 500, body: Data("{}".utf8))
+        await #expect(throws: error) { try await update.value }
+        // Only the resource that asked shows the failure; the others are exactly as before.
+        #expect(
+            try await recorders.0.waitForCount(3) == [
+                .available(original), .loading(previous: optimistic), .failure(error, previous: original),
+            ])
+        #expect(
+            try await recorders.1.waitForCount(3) == [
+                .available(original), .available(optimistic), .available(original),
+            ])
+        #expect(
+            try await recorders.2.waitForCount(3) == [
+                listState(storePosts), listState(posts(with: optimistic)), listState(storePosts),
+            ])
+    }
+
+    @Test func overlappingUpdatesWhereTheFirstFailsKeepTheSecond() async throws {
+        let (detail, preview, list) = try await loadedHolders()
+        let recorders = (detail.recordStates(), preview.recordStates(), list.recordStates())
+        let first = Post(id: "42", title: "First")
+        let second = Post(id: "42", title: "Second")
+        let one = Task { try await detail.update(first, optimistic: first) }
+        try await transport.waitForRequests(2)
+        let two = Task { try await detail.update(second, optimistic: second) }
+        try await waitUntil("the second update is queued") { detail.waitingCallerCount == 2 }
+        #expect(list.items == posts(with: second))
+        transport.answer(1, json: "{}", status: 500)
+        await #expect(throws: NetworkError.self) { try await one.value }
+        // The first is rolled back under the second, which still shows.
+        #expect(detail.state == .loading(previous: second))
+        #expect(preview.state == .available(second))
+        #expect(list.items == posts(with: second))
+        try await transport.waitForRequests(3)
+        transport.answer(2, .success(postResponse(second)))
+        #expect(try await two.value == second)
+        #expect(
+            try await recorders.0.waitForCount(4) == [
+                .available(original), .loading(previous: first), .loading(previous: second), .available(second),
+            ])
+        #expect(
+            try await recorders.1.waitForCount(4) == [
+                .available(original), .available(first), .available(second), .available(second),
+            ])
+        #expect(
+            try await recorders.2.waitForCount(4) == [
+                listState(storePosts), listState(posts(with: first)), listState(posts(with: second)),
+                listState(posts(with: second)),
+            ])
+    }
+
+    @Test func overlappingUpdatesWhereTheSecondFailsFallBackToTheFirstAnswer() async throws {
+        let (detail, _, list) = try await loadedHolders()
+        let first = Post(id: "42", title: "First")
+        let second = Post(id: "42", title: "Second")
+        let one = Task { try await detail.update(first, optimistic: first) }
+        try await transport.waitForRequests(2)
+        let two = Task { try await detail.update(second, optimistic: second) }
+        try await waitUntil("the second update is queued") { detail.waitingCallerCount == 2 }
+        transport.answer(1, .success(postResponse(first)))
+        _ = try await one.value
+        #expect(list.items == posts(with: second))
+        try await transport.waitForRequests(3)
+        transport.answer(2, json: "{}", status: 500)
+        await #expect(throws: NetworkError.self) { try await two.value }
+        #expect(list.items == posts(with: first))
+        #expect(detail.state.value == first)
+    }
+
+    @Test func aCancelledOptimisticUpdateRollsBack() async throws {
+        let (detail, preview, list) = try await loadedHolders()
+        let optimistic = Post(id: "42", title: "Edited")
+        let update = Task { try await detail.update(optimistic, optimistic: optimistic) }
+        try await transport.waitForRequests(2)
+        update.cancel()
+        await #expect(throws: NetworkError.cancelled) { try await update.value }
+        #expect(detail.state == .available(original))
+        #expect(preview.state == .available(original))
+        #expect(list.items == storePosts)
+    }
+
+    @Test func anOptimisticDeleteHidesTheItemAndAFailureBringsItBack() async throws {
+        let (detail, preview, list) = try await loadedHolders()
+        let delete = Task { try await detail.delete(original, optimistic: true) }
+        try await transport.waitForRequests(2)
+        #expect(detail.state == .loading(previous: nil))
+        #expect(preview.state == .idle)
+        #expect(list.items == [storePosts[0], storePosts[2]])
+        transport.answer(1, json: "{}", status: 404)
+        await #expect(throws: NetworkError.self) { try await delete.value }
+        #expect(preview.state == .available(original))
+        #expect(list.items == storePosts)
+        let again = Task { try await detail.delete(original, optimistic: true) }
+        try await transport.waitForRequests(3)
+        transport.answer(2, .success(HTTPResponse(statusCode: 204)))
+        #expect(try await again.value == nil)
+        #expect(detail.state == .idle)
+        #expect(preview.state == .idle)
+        #expect(list.items == [storePosts[0], storePosts[2]])
+    }
+}
