@@ -78,6 +78,7 @@ extension ListResource {
 
     /// Runs a create, update or delete after every mutation asked before it.
     fileprivate func mutate(
+        optimistic: (id: Item.ID, fact: ItemFact<Item>)? = nil,
         _ send: @escaping @Sendable () async throws(NetworkError) -> Outcome
     ) async throws(NetworkError) -> Outcome {
         let work: OperationWork<Outcome, Machine.Context> = { _ in
@@ -87,7 +88,9 @@ extension ListResource {
                 return .failure(error)
             }
         }
-        return try await perform { machine, call, waiter in machine.askMutation(call, waiter, work: work) }.get()
+        return try await perform { machine, call, waiter in
+            machine.askMutation(call, waiter, optimistic: optimistic, work: work)
+        }.get()
     }
 }
 
@@ -118,9 +121,31 @@ extension ListResource where Remote: Updatable, Remote.Value == Remote.Item {
     /// - Throws: ``NetworkError``; the list is unchanged.
     @discardableResult
     public func update(_ request: Remote.UpdateRequest) async throws(NetworkError) -> Item {
+        try await update(request, showing: nil)
+    }
+
+    /// Updates an item on the server, showing `optimistic` in its place at once.
+    ///
+    /// The list, and in a ``ResourceStore`` every live resource and list holding the item, show `optimistic`
+    /// until the server answers; then its answer. A failed or cancelled update removes the optimistic value
+    /// (and only it: a later optimistic change of the same item still shows), leaving every holder as it
+    /// would be without it.
+    /// - Parameters:
+    ///   - request: The update.
+    ///   - optimistic: The item to show until the server answers.
+    /// - Returns: The updated item.
+    /// - Throws: ``NetworkError``.
+    @discardableResult
+    public func update(_ request: Remote.UpdateRequest, optimistic: Item) async throws(NetworkError) -> Item {
+        try await update(request, showing: (optimistic.id, .value(optimistic)))
+    }
+
+    private func update(
+        _ request: Remote.UpdateRequest, showing: (id: Item.ID, fact: ItemFact<Item>)?
+    ) async throws(NetworkError) -> Item {
         let endpoint = try Remote.updateEndpoint(for: request)
         let session = session
-        let outcome = try await mutate { () async throws(NetworkError) -> Outcome in
+        let outcome = try await mutate(optimistic: showing) { () async throws(NetworkError) -> Outcome in
             let response = try await session.send(endpoint, as: Remote.UpdateResponse.self)
             return .replaced(try Remote.value(fromUpdate: response))
         }
@@ -135,13 +160,25 @@ extension ListResource where Remote: Deletable, Remote.Value == Remote.Item {
     /// - Throws: ``NetworkError/invalidRequest(_:)`` when no request can be derived from the item, or the
     ///   delete's error; the list is unchanged.
     public func delete(_ item: Item) async throws(NetworkError) {
+        try await delete(item, optimistic: false)
+    }
+
+    /// Deletes an item on the server; with `optimistic`, leaves it out of the list (and, in a
+    /// ``ResourceStore``, out of every list and resource holding it) at once. A failed or cancelled delete
+    /// brings it back.
+    /// - Parameters:
+    ///   - item: The item to delete.
+    ///   - optimistic: Whether to show the deletion before the server answers.
+    /// - Throws: ``NetworkError``.
+    public func delete(_ item: Item, optimistic: Bool) async throws(NetworkError) {
         guard let request = Remote.deleteRequest(from: item) else {
             throw .invalidRequest("\(Remote.self) cannot derive a delete request from the item")
         }
         let endpoint = try Remote.deleteEndpoint(for: request)
         let session = session
         let id = item.id
-        _ = try await mutate { () async throws(NetworkError) -> Outcome in
+        _ = try await mutate(optimistic: optimistic ? (id, .removed) : nil) {
+            () async throws(NetworkError) -> Outcome in
             let response = try await session.send(endpoint, as: Remote.DeleteResponse.self)
             return try Remote.value(fromDelete: response).map { .replaced($0) } ?? .removed(id)
         }

@@ -28,14 +28,7 @@ extension ListMachine {
                 layers[item.id, default: []].append((token, fact))
                 changed = changed || index[item.id] != nil
             case .unlayer(let token):
-                guard var stack = layers[item.id], let position = stack.firstIndex(where: { $0.token == token }) else {
-                    continue
-                }
-                stack.remove(at: position)
-                // A change under a newer one was never shown: removing it shows nothing new.
-                let wasShown = position == stack.count
-                layers[item.id] = stack.isEmpty ? nil : stack
-                changed = changed || (wasShown && index[item.id] != nil)
+                changed = endLayer((token, item.id), telling: false) || changed
             }
         }
         forgetSettledChanges()
@@ -84,6 +77,19 @@ extension ListMachine {
         settled.content = .available(items)
         rebuildIndex()
         return true
+    }
+
+    /// Ends an optimistic change; returns whether observers see a difference. A change under a newer one
+    /// was never shown: removing it shows nothing new.
+    mutating func endLayer(_ layer: (token: UInt64, id: Item.ID)?, telling: Bool) -> Bool {
+        guard let layer, var stack = layers[layer.id],
+            let position = stack.firstIndex(where: { $0.token == layer.token })
+        else { return false }
+        stack.remove(at: position)
+        let wasShown = position == stack.count
+        layers[layer.id] = stack.isEmpty ? nil : stack
+        if telling, isShared { news.append(ItemNews(id: layer.id, kind: .unlayer(token: layer.token))) }
+        return wasShown && index[layer.id] != nil
     }
 
     /// The items with the newest optimistic change of each shown over it.

@@ -30,7 +30,8 @@ where Item.ID: Sendable {
     enum Kind {
         case first(PageKey)
         case next(PageKey, epoch: UInt64)
-        case mutation
+        /// A create, update or delete; `layer` names its optimistic change and the item it shows over.
+        case mutation(layer: (token: UInt64, id: Item.ID)?)
     }
 
     typealias Operation = OperationBook<Outcome, Context, Kind>.Operation
@@ -122,11 +123,21 @@ where Item.ID: Sendable {
         return effects
     }
 
+    /// A create, update or delete; `optimistic` is shown over its item at once, until the mutation ends.
     mutating func askMutation(
-        _ call: CallID, _ waiter: OperationWaiter<Outcome>, work: @escaping OperationWork<Outcome, Context>
+        _ call: CallID, _ waiter: OperationWaiter<Outcome>, optimistic: (id: Item.ID, fact: ItemFact<Item>)? = nil,
+        work: @escaping OperationWork<Outcome, Context>
     ) -> Effects {
         var effects = Effects.none
-        book.enqueueSerial(.mutation, call, waiter, context: .mutation, work: work, into: &effects)
+        var layer: (token: UInt64, id: Item.ID)?
+        if let optimistic {
+            let token = LayerToken.next()
+            layer = (token, optimistic.id)
+            layers[optimistic.id, default: []].append((token, optimistic.fact))
+            if isShared { news.append(ItemNews(id: optimistic.id, kind: .layer(token: token, optimistic.fact))) }
+        }
+        book.enqueueSerial(.mutation(layer: layer), call, waiter, context: .mutation, work: work, into: &effects)
+        if let layer, index[layer.id] != nil { publish(settledChanged: true) }
         return effects
     }
 
@@ -134,10 +145,16 @@ where Item.ID: Sendable {
 
     mutating func cancel(_ call: CallID) -> Effects {
         var effects = Effects.none
-        if case .abandoned(let id, let operation) = book.leave(call, into: &effects) {
+        var layerEnded = false
+        switch book.leave(call, into: &effects) {
+        case .abandoned(let id, let operation):
             forgetInFlight(id, operation)
+            if case .mutation(let layer) = operation.kind { layerEnded = endLayer(layer, telling: true) }
+        case .dropped(let operation):
+            if case .mutation(let layer) = operation.kind { layerEnded = endLayer(layer, telling: true) }
+        case .none, .stillWanted: break
         }
-        publish(settledChanged: false)
+        publish(settledChanged: layerEnded)
         return effects
     }
 
@@ -190,8 +207,10 @@ where Item.ID: Sendable {
                     settledChanged = true
                 default: break
                 }
-            case .mutation:
-                if case .success(let outcome) = result { settledChanged = apply(outcome) }
+            case .mutation(let layer):
+                // Confirmed or rolled back, the optimistic change ends with its mutation, in this transition.
+                settledChanged = endLayer(layer, telling: true)
+                if case .success(let outcome) = result { settledChanged = apply(outcome) || settledChanged }
             }
             operation.callers.resumeAll(with: answer, into: &effects)
         }

@@ -165,4 +165,42 @@ import Testing
         #expect(preview.state == .idle)
         #expect(list.items == [storePosts[0], storePosts[2]])
     }
+
+    @Test func anOptimisticUpdateThroughAListRollsBackInTheOtherHolders() async throws {
+        let (detail, _, list) = try await loadedHolders()
+        let other = store.list(RemoteFeed.self, request: "other")
+        let load = Task { try await other.loadFirstPage() }
+        try await transport.waitForRequests(2)
+        transport.answer(1, .success(feedPage(storePosts)))
+        _ = try await load.value
+        let recorders = (detail.recordStates(), list.recordStates(), other.recordStates())
+        let optimistic = Post(id: "42", title: "Edited")
+        let update = Task { try await list.update(optimistic, optimistic: optimistic) }
+        try await transport.waitForRequests(3)
+        #expect(list.items == posts(with: optimistic))
+        #expect(other.items == posts(with: optimistic))
+        #expect(detail.state == .available(optimistic))
+        transport.answer(2, json: "{}", status: 409)
+        await #expect(throws: NetworkError.self) { try await update.value }
+        #expect(
+            try await recorders.0.waitForCount(3) == [
+                .available(original), .available(optimistic), .available(original),
+            ])
+        let expected = [listState(storePosts), listState(posts(with: optimistic)), listState(storePosts)]
+        #expect(try await recorders.1.waitForCount(3) == expected)
+        #expect(try await recorders.2.waitForCount(3) == expected)
+    }
+
+    @Test func anOptimisticDeleteThroughAListIsConfirmed() async throws {
+        let (detail, _, list) = try await loadedHolders()
+        let delete = Task { try await list.delete(original, optimistic: true) }
+        try await transport.waitForRequests(2)
+        #expect(list.items == [storePosts[0], storePosts[2]])
+        #expect(detail.state == .idle)
+        transport.answer(1, .success(HTTPResponse(statusCode: 204)))
+        try await delete.value
+        #expect(list.items == [storePosts[0], storePosts[2]])
+        #expect(detail.state == .idle)
+        #expect(list.listState.content == .available([storePosts[0], storePosts[2]]))
+    }
 }

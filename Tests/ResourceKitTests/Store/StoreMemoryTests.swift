@@ -1,0 +1,71 @@
+import Foundation
+import ResourceKit
+import ResourceKitTesting
+import Testing
+
+/// The store's memory bound: at most `capacity` values of resources nobody holds.
+@Suite(.timeLimit(.minutes(2))) struct StoreMemoryTests {
+    @Test func tenThousandIdsWithABoundOfOneThousandKeepAtMostOneThousandValues() async throws {
+        let backend = InMemoryBackend(basePath: "/api")
+        backend.addCollection("posts")
+        let posts = (0..<10_000).map { Post(id: "p\($0)", title: "Post \($0)") }
+        try backend.seed(posts, into: "posts")
+        let store = ResourceStore(
+            session: NetworkSession(baseURL: "http://test.local/api", transport: backend, timeout: 0), capacity: 1_000)
+        // One observed resource, held all along: never evicted.
+        let observed = store.resource(RemotePost.self, id: "p0")
+        let recorder = observed.recordStates()
+        try await observed.read("p0")
+        for post in posts.dropFirst() {
+            let resource = store.resource(RemotePost.self, id: post.id)
+            try await resource.read(post.id)
+            #expect(store.rememberedCount <= 1_000)
+        }
+        #expect(store.rememberedCount == 1_000)
+        #expect(store.liveCount == 1)
+        #expect(observed.state == .available(posts[0]))
+        #expect(try await recorder.waitForCount(3).last == .available(posts[0]))
+        // The most recent values are remembered, the oldest are gone.
+        backend.clearLog()
+        #expect(store.resource(RemotePost.self, id: "p9999").state == .available(posts[9999]))
+        #expect(store.resource(RemotePost.self, id: "p9000").state == .available(posts[9000]))
+        #expect(store.resource(RemotePost.self, id: "p8999").state == .idle)
+        #expect(store.resource(RemotePost.self, id: "p1").state == .idle)
+        #expect(backend.requestLog.isEmpty)
+    }
+
+    @Test func aRememberedValueFollowsUpdatesMadeElsewhere() async throws {
+        let (store, _) = try makeStore()
+        do { try await store.resource(RemotePost.self, id: "42").read("42") }
+        #expect(store.rememberedCount == 1)
+        let edited = Post(id: "42", title: "Edited")
+        do {
+            let list = store.list(RemoteFeed.self, request: "all")
+            try await list.loadFirstPage()
+            try await list.update(edited)
+        }
+        #expect(store.liveCount == 0)
+        // Nobody held post 42's resource, but the store's memory of it is not stale.
+        #expect(store.resource(RemotePost.self, id: "42").state == .available(edited))
+    }
+
+    @Test func aRememberedValueIsForgottenWhenTheItemIsDeleted() async throws {
+        let (store, _) = try makeStore(capacity: 10)
+        do { try await store.resource(RemotePost.self, id: "42").read("42") }
+        let list = store.list(RemoteFeed.self, request: "all")
+        try await list.loadFirstPage()
+        let known = store.resource(RemotePost.self, id: "42")
+        #expect(known.state == .available(storePosts[1]))
+        try await list.delete(storePosts[1])
+        #expect(known.state == .idle)
+    }
+
+    @Test func aCapacityOfZeroRemembersNothing() async throws {
+        let (store, backend) = try makeStore(capacity: 0)
+        do { try await store.resource(RemotePost.self, id: "42").read("42") }
+        #expect(store.rememberedCount == 0)
+        #expect(store.resource(RemotePost.self, id: "42").state == .idle)
+        #expect(ResourceStore(session: store.session, capacity: -5).capacity == 0)
+        #expect(backend.requestLog.count == 1)
+    }
+}
