@@ -12,6 +12,9 @@ extension Resource where Remote: Readable {
     public func read(_ request: Remote.ReadRequest, policy: ReadPolicy = .always) async throws(NetworkError) -> Value {
         let endpoint = try Remote.readEndpoint(for: request)
         let key = endpoint.requestKey
+        if let link, link.readKey != key {
+            throw .invalidRequest("a ResourceStore's resource reads its own item only; ask the store for the other one")
+        }
         if let maxAge = policy.maxAge {
             let now = session.timeline.now
             let freshness = storage.withLock {

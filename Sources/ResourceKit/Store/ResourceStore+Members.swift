@@ -1,5 +1,7 @@
 /// How a store's resource reaches its store; made where the item's id type is known.
 struct ResourceLink<Remote: RemoteResource>: Sendable {
+    /// The read of the resource's item: the only one it may send.
+    let readKey: RequestKey?
     let publish: @Sendable (Resource<Remote>, [ResourceNews<Remote.Value>]) -> Void
     let refetch: @Sendable (Resource<Remote>) async -> Void
     /// Called from `deinit`, with the value to remember.
@@ -30,26 +32,31 @@ extension ResourceStore {
         let item = StoreKey(type: ObjectIdentifier(Remote.Value.self), id: AnyHashable(id))
         let readKey = (try? Remote.readEndpoint(for: id))?.requestKey
         let link = ResourceLink<Remote>(
+            readKey: readKey,
             publish: { [weak self] resource, news in
-                self?.publish(news.map { ItemNews(id: id, kind: $0.kind) }, from: ObjectIdentifier(resource))
+                // A value is news of its own id: an update that answered another item is that item's news.
+                let items = news.map { news in
+                    if case .fact(.value(let value), _, _) = news.kind {
+                        ItemNews(id: value.id, kind: news.kind)
+                    } else {
+                        ItemNews(id: id, kind: news.kind)
+                    }
+                }
+                self?.publish(items, from: ObjectIdentifier(resource))
             },
             refetch: { resource in _ = try? await resource.read(id) },
             release: { [weak self] identifier, snapshot in
-                self?.registry.withLock { registry in
-                    if registry.resources[key]?.object == nil { registry.resources[key] = nil }
-                    registry.resourcesByItem[item]?[identifier] = nil
-                    if registry.resourcesByItem[item]?.isEmpty == true { registry.resourcesByItem[item] = nil }
-                    if let snapshot {
-                        registry.cache.insert(
-                            CachedItem(
-                                value: snapshot.value, rank: snapshot.rank, loadedAt: snapshot.loadedAt,
-                                validators: snapshot.validators, readKey: readKey),
-                            for: item)
-                    }
+                let remembered = snapshot.map {
+                    CachedItem(
+                        value: $0.value, rank: $0.rank, loadedAt: $0.loadedAt, validators: $0.validators,
+                        readKey: readKey)
+                }
+                self?.released.withLock {
+                    $0.append(.resource(key: key, item: item, object: identifier, remembered: remembered))
                 }
             })
         let session = session
-        return registry.withLock { registry in
+        return withRegistry { registry in
             if let existing = registry.resources[key]?.object as? Resource<Remote> { return existing }
             var machine = ResourceMachine<Remote.Value>(
                 state: .idle, timeline: session.timeline, sharing: .init(key: readKey, publishes: true))
@@ -101,13 +108,10 @@ extension ResourceStore {
         let link = ListLink<Remote>(
             publish: { [weak self] list, news in self?.publish(news, from: ObjectIdentifier(list)) },
             release: { [weak self] identifier in
-                self?.registry.withLock { registry in
-                    if registry.lists[key]?.object == nil { registry.lists[key] = nil }
-                    registry.listsByItem[itemType]?[identifier] = nil
-                }
+                self?.released.withLock { $0.append(.list(key: key, itemType: itemType, object: identifier)) }
             })
         let session = session
-        return registry.withLock { registry in
+        return withRegistry { registry in
             if let existing = registry.lists[key]?.object as? ListResource<Remote> { return existing }
             let list = ListResource(session: session, request: request, link: link)
             registry.lists[key] = WeakMember(object: list)

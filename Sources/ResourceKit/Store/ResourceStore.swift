@@ -22,7 +22,9 @@ public final class ResourceStore: Sendable {
     /// How many values of resources nobody holds the store remembers.
     public let capacity: Int
 
-    let registry: Locked<StoreRegistry>
+    private let registry: Locked<StoreRegistry>
+    /// Freed objects, queued by their `deinit` for the next access to the registry.
+    let released = Locked<[Released]>([])
 
     /// Creates a store.
     /// - Parameters:
@@ -37,13 +39,23 @@ public final class ResourceStore: Sendable {
 
     /// The number of live resources and lists in the store.
     public var liveCount: Int {
-        registry.withLock { registry in
-            registry.resources.values.count { $0.object != nil } + registry.lists.values.count { $0.object != nil }
-        }
+        withRegistry { registry in registry.resources.count + registry.lists.count }
     }
 
     /// The number of values the store remembers for resources nobody holds; at most ``capacity``.
-    public var rememberedCount: Int { registry.withLock { $0.cache.count } }
+    public var rememberedCount: Int { withRegistry { $0.cache.count } }
+
+    /// Runs `body` on the registry, once the objects freed since the last access are forgotten.
+    func withRegistry<R>(_ body: (inout StoreRegistry) -> R) -> R {
+        let freed = released.withLock { released in
+            defer { released = [] }
+            return released
+        }
+        return registry.withLock { registry in
+            if !freed.isEmpty { registry.apply(freed) }
+            return body(&registry)
+        }
+    }
 
     // MARK: News
 
@@ -53,7 +65,7 @@ public final class ResourceStore: Sendable {
         let now = session.timeline.now
         let itemType = ObjectIdentifier(V.self)
         var resourceBatches: [ObjectIdentifier: (member: any StoreMember, news: [ResourceNews<V>])] = [:]
-        let lists: [any StoreMember] = registry.withLock { registry in
+        let lists: [any StoreMember] = withRegistry { registry in
             for item in news {
                 let key = StoreKey(type: itemType, id: AnyHashable(item.id))
                 registry.remember(item.kind, of: key, now: now)
@@ -108,7 +120,7 @@ public final class ResourceStore: Sendable {
         itemType: ObjectIdentifier, everything: Bool, id: AnyHashable?,
         matches: @escaping @Sendable (any Sendable) -> Bool
     ) async {
-        let members: [any StoreMember] = registry.withLock { registry in
+        let members: [any StoreMember] = withRegistry { registry in
             registry.cache.updateAll { key, entry in
                 if key.type == itemType, everything || matches(entry.value) { entry.loadedAt = nil }
             }

@@ -35,6 +35,12 @@ struct WeakMember {
     weak var object: (any StoreMember)?
 }
 
+/// A store's object that was freed; its `deinit` queued this for the store to apply.
+enum Released: Sendable {
+    case resource(key: StoreKey, item: StoreKey, object: ObjectIdentifier, remembered: CachedItem?)
+    case list(key: StoreKey, itemType: ObjectIdentifier, object: ObjectIdentifier)
+}
+
 /// The store's tables, behind its lock.
 struct StoreRegistry {
     /// Live resources by `Remote` type and id.
@@ -47,6 +53,26 @@ struct StoreRegistry {
     var listsByItem: [ObjectIdentifier: [ObjectIdentifier: WeakMember]] = [:]
     /// The values of resources nobody holds, by item.
     var cache: LRUCache<StoreKey, CachedItem>
+
+    /// Forgets freed objects and remembers their values.
+    ///
+    /// Their `deinit` only queues them: it can run while this lock is held, when the registry drops the last
+    /// strong reference it briefly took from a weak one, and the lock is not recursive.
+    mutating func apply(_ released: [Released]) {
+        for entry in released {
+            switch entry {
+            case .resource(let key, let item, let object, let remembered):
+                if resources[key]?.object == nil { resources[key] = nil }
+                resourcesByItem[item]?[object] = nil
+                if resourcesByItem[item]?.isEmpty == true { resourcesByItem[item] = nil }
+                if let remembered { cache.insert(remembered, for: item) }
+            case .list(let key, let itemType, let object):
+                if lists[key]?.object == nil { lists[key] = nil }
+                listsByItem[itemType]?[object] = nil
+                if listsByItem[itemType]?.isEmpty == true { listsByItem[itemType] = nil }
+            }
+        }
+    }
 
     /// The newest value a live holder knows of an item: a new resource of it starts from there.
     func newestKnown(_ item: StoreKey) -> (value: any Sendable, rank: UInt64)? {

@@ -96,3 +96,47 @@ import Testing
         #expect(backend.requestLog.count == requests + 2)
     }
 }
+
+/// Bad input on the store's entries: a clear error, never a crash or a wrong item spread.
+@Suite(.timeLimit(.minutes(1))) struct StoreBadInputTests {
+    @Test func aStoreResourceReadsOnlyItsOwnItem() async throws {
+        let (store, backend) = try makeStore()
+        let post = store.resource(RemotePost.self, id: "42")
+        await #expect(throws: NetworkError.self) { try await post.read("43") }
+        #expect(backend.requestLog.isEmpty)
+        #expect(post.state == .idle)
+    }
+
+    @Test func anEmptyOrHostileIdFailsClearly() async throws {
+        let (store, backend) = try makeStore()
+        let empty = store.resource(RemotePost.self, id: "")
+        await #expect(throws: NetworkError.invalidRequest("an empty id cannot be appended to 'posts'")) {
+            try await empty.read("")
+        }
+        let hostile = store.resource(RemotePost.self, id: "../admin?x#y")
+        await #expect(throws: NetworkError.self) { try await hostile.read("../admin?x#y") }
+        #expect(backend.requestLog.map(\.path) == ["/api/posts/../admin?x#y"])
+    }
+
+    @Test func anAnswerAboutAnotherItemIsThatItemsNews() async throws {
+        let (store, _) = try makeStore()
+        let list = store.list(RemoteFeed.self, request: "all")
+        try await list.loadFirstPage()
+        let post = store.resource(RemotePost.self, id: "42")
+        let other = store.resource(RemotePost.self, id: "43")
+        // An update whose request names post 43: its answer is news of post 43, not of post 42.
+        let edited = Post(id: "43", title: "Edited 43")
+        try await post.update(edited)
+        #expect(post.state == .available(edited))
+        #expect(other.state == .available(edited))
+        #expect(list.items == [storePosts[0], storePosts[1], edited])
+    }
+
+    @Test func invalidatingWithNothingLiveDoesNothing() async throws {
+        let (store, backend) = try makeStore()
+        await store.invalidate(RemotePost.self)
+        await store.invalidate(RemotePost.self, id: "nope")
+        await store.invalidate(RemotePost.self) { _ in true }
+        #expect(backend.requestLog.isEmpty)
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import ResourceKit
+import ResourceKitTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A server of posts 41, 42 and 43 that decides each answer when the request arrives (so a read that arrives
+/// before an update answers the old post) and holds it until the test releases it.
+final class HeldServer: HTTPTransport {
+    private struct State {
+        var version = 0
+        var held: [(answer: HTTPResponse, continuation: CheckedContinuation<HTTPResponse, Never>)] = []
+    }
+
+    private let state = Locked(State())
+
+    static func post(version: Int) -> Post { Post(id: "42", title: "v\(version)") }
+
+    var heldCount: Int { state.withLock { $0.held.count } }
+    var version: Int { state.withLock { $0.version } }
+
+    func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
+        await withCheckedContinuation { continuation in
+            state.withLock { state in
+                let answer: HTTPResponse
+                switch (request.httpMethod, request.url?.path) {
+                case ("PATCH", _):
+                    state.version += 1
+                    answer = postResponse(Self.post(version: state.version))
+                case (_, "/api/posts/42"):
+                    answer = postResponse(Self.post(version: state.version))
+                default:
+                    answer = feedPage([storePosts[0], Self.post(version: state.version), storePosts[2]])
+                }
+                state.held.append((answer, continuation))
+            }
+        }
+    }
+
+    /// Answers the held request at `position` (in arrival order among those held).
+    func release(_ position: Int) {
+        let held = state.withLock { $0.held.remove(at: position % $0.held.count) }
+        held.continuation.resume(returning: held.answer)
+    }
+}
+
+/// Seeded random schedules of reads, page loads and updates through four holders of post 42, answered in
+/// random order: whatever the order, the holders end agreeing, and a last read reaches all of them.
+@Suite(.timeLimit(.minutes(3))) struct StoreScheduleTests {
+    @Test(arguments: 0..<40) func holdersAgreeAfterAnySchedule(seed: UInt64) async throws {
+        var random = SeededGenerator(state: seed)
+        let server = HeldServer()
+        let store = ResourceStore(session: makeTimelessSession(server))
+        let detail = store.resource(RemotePost.self, id: "42")
+        let preview = store.resource(RemotePostPreview.self, id: "42")
+        let feeds = [store.list(RemoteFeed.self, request: "a"), store.list(RemoteFeed.self, request: "b")]
+        var tasks: [Task<Void, Never>] = []
+        var steps: [String] = []
+        for _ in 0..<30 {
+            let action = Int.random(in: 0..<8, using: &random)
+            steps.append(String(action))
+            switch action {
+            case 0: tasks.append(Task { _ = try? await detail.read("42") })
+            case 1: tasks.append(Task { _ = try? await preview.read("42") })
+            case 2, 3:
+                let feed = feeds[action - 2]
+                tasks.append(Task { _ = try? await feed.loadFirstPage() })
+            case 4: tasks.append(Task { _ = try? await detail.update(Post(id: "42", title: "edit")) })
+            case 5: tasks.append(Task { _ = try? await feeds[0].update(Post(id: "42", title: "edit")) })
+            default:
+                if server.heldCount > 0 { server.release(Int.random(in: 0..<1_000, using: &random)) }
+            }
+        }
+        // Answer everything, in random order, until every caller has its answer.
+        let done = Locked(0)
+        for task in tasks {
+            Task {
+                await task.value; done.withLock { $0 += 1 }
+            }
+        }
+        try await waitUntil("every call ends (seed \(seed), steps \(steps))", timeout: .seconds(30)) {
+            if server.heldCount > 0 { server.release(Int.random(in: 0..<1_000, using: &random)) }
+            return done.withLock { $0 } == tasks.count && server.heldCount == 0
+        }
+        let holders = [detail.state.value, preview.state.value] + feeds.map { $0.items.first { $0.id == "42" } }
+        let shown = holders.compactMap { $0 }
+        #expect(Set(shown.map(\.title)).count <= 1, "seed \(seed), steps \(steps): \(holders)")
+        #expect(!detail.state.isLoading && !preview.state.isLoading)
+        #expect(feeds.allSatisfy { !$0.listState.content.isLoading })
+
+        // One more read reaches every holder, without a request of theirs.
+        let last = Task { try await detail.read("42") }
+        try await waitUntil("the last read is sent") { server.heldCount == 1 }
+        server.release(0)
+        let final = HeldServer.post(version: server.version)
+        #expect(try await last.value == final)
+        #expect(detail.state == .available(final))
+        #expect(preview.state.value == nil || preview.state == .available(final), "seed \(seed), steps \(steps)")
+        for feed in feeds where feed.pagination.pagesLoaded > 0 {
+            #expect(feed.items == [storePosts[0], final, storePosts[2]], "seed \(seed), steps \(steps)")
+        }
+    }
+}
