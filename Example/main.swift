@@ -1,4 +1,4 @@
-// The three jobs ResourceKit does, on an embedded in-memory backend or on a real PocketBase:
+// What ResourceKit does, on an embedded in-memory backend or on a real PocketBase:
 //   swift run Example
 //   swift run Example --base-url http://127.0.0.1:8090 --email admin@resourcekit.test --password …
 import Foundation
@@ -133,7 +133,7 @@ func makeSession(_ options: Options) async throws -> NetworkSession {
     return NetworkSession(baseURL: base, validation: PocketBaseValidation(), adapters: adapters)
 }
 
-// MARK: - The three jobs
+// MARK: - Lists, observation, CRUD
 
 func paginate(_ session: NetworkSession) async throws -> [Post] {
     print("\n1. Paginating a list")
@@ -192,6 +192,63 @@ func crud(_ session: NetworkSession) async throws {
     }
 }
 
+// MARK: - One source of truth
+
+/// The post screen's service: the post it shows.
+struct PostDetailService {
+    let post: Resource<RemotePost>
+
+    init(store: ResourceStore, id: String) {
+        post = store.resource(RemotePost.self, id: id)
+    }
+}
+
+/// The feed's service: the first page of posts.
+struct FeedService {
+    let feed: ListResource<RemotePosts>
+
+    init(store: ResourceStore) {
+        feed = store.list(RemotePosts.self)
+    }
+
+    func title(of id: String) -> String { feed.items.first { $0.id == id }.map { "\"\($0.title)\"" } ?? "nothing" }
+}
+
+func shareOnePost(_ session: NetworkSession, first: Post) async throws {
+    print("\n4. One source of truth: two services share one post")
+    let store = ResourceStore(session: session)
+    let feed = FeedService(store: store)
+    try await feed.feed.loadFirstPage()
+    let detail = PostDetailService(store: store, id: first.id)
+    let again = PostDetailService(store: store, id: first.id)
+    print("  both detail services hold the same object: \(detail.post === again.post)")
+    print(
+        "  it starts from the feed's copy, with no request: \(PostWatcher(post: detail.post).describe(detail.post.state))"
+    )
+
+    guard var edited = detail.post.value else { throw ExampleError("the feed did not hold post \(first.id)") }
+    edited.title = "Edited once, shown everywhere"
+    try await detail.post.update(edited)
+    print("  updated through the detail; the feed shows \(feed.title(of: first.id)) without reloading")
+
+    // An optimistic edit the server refuses (a post needs a title): shown at once, then rolled back.
+    let feedStates = feed.feed.recordStates()
+    var refused = edited
+    refused.title = ""
+    do {
+        try await detail.post.update(refused, optimistic: refused)
+    } catch {
+        print("  the optimistic edit was refused: \(error.short)")
+    }
+    let seen = try await feedStates.waitForCount(3).map { state in
+        state.items.first { $0.id == first.id }.map { "\"\($0.title)\"" } ?? "nothing"
+    }
+    print("  the feed showed \(seen.joined(separator: " → ")): rolled back exactly")
+    print(
+        "  the detail shows the failure over the kept value: \(PostWatcher(post: detail.post).describe(detail.post.state))"
+    )
+}
+
 do {
     let options = try Options(Array(CommandLine.arguments.dropFirst()))
     let session = try await makeSession(options)
@@ -199,6 +256,7 @@ do {
     guard let first = posts.first else { throw ExampleError("the server has no posts") }
     try await observe(session, first: first)
     try await crud(session)
+    try await shareOnePost(session, first: first)
     print("\nDone.")
 } catch {
     FileHandle.standardError.write(Data("Example failed: \(error)\n".utf8))

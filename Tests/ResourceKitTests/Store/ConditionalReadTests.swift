@@ -100,4 +100,27 @@ import Testing
         transport.answer(2, json: json(Post(id: "42", title: "Edited")))
         _ = try await again.value
     }
+
+    @Test func aValueFromAnotherHolderForgetsTheValidators() async throws {
+        let transport = ControlledTransport()
+        let store = ResourceStore(session: makeTimelessSession(transport))
+        let post = store.resource(RemotePost.self, id: "42")
+        let read = Task { try await post.read("42") }
+        try await transport.waitForRequests(1)
+        transport.answer(0, json: json(storePosts[1]), headers: ["ETag": "\"a\""])
+        _ = try await read.value
+        let list = store.list(RemoteFeed.self, request: "all")
+        let load = Task { try await list.loadFirstPage() }
+        try await transport.waitForRequests(2)
+        let newer = Post(id: "42", title: "Newer")
+        transport.answer(1, .success(feedPage([newer])))
+        _ = try await load.value
+        #expect(post.state == .available(newer))
+        let again = Task { try await post.read("42") }
+        try await transport.waitForRequests(3)
+        // Tag "a" named the older post: a 304 to it would bring that post back.
+        #expect(transport.requests[2].value(forHTTPHeaderField: "If-None-Match") == nil)
+        transport.answer(2, json: json(newer))
+        #expect(try await again.value == newer)
+    }
 }

@@ -4,7 +4,7 @@ import ResourceKitTesting
 import Synchronization
 
 /// Lists of posts, one per feed name; every feed lists every post. The "latest" feed puts a post created
-/// elsewhere at its start, the others leave it out.
+/// elsewhere at its start, "oldest" at its end, the others leave it out.
 struct RemoteFeed: Listable, Creatable, Updatable, Deletable {
     typealias Value = Post
     typealias Item = Post
@@ -12,7 +12,13 @@ struct RemoteFeed: Listable, Creatable, Updatable, Deletable {
     typealias ListResponse = PageEnvelope<Post>
     static let pagination = PageNumberPagination(pageSize: 50)
     static func listEndpoint(for feed: String) -> Endpoint { Endpoint(.get, "posts").setting(query: "feed", to: feed) }
-    static func placement(ofCreated item: Post, in feed: String) -> ListPlacement { feed == "latest" ? .start : .none }
+    static func placement(ofCreated item: Post, in feed: String) -> ListPlacement {
+        switch feed {
+        case "latest": .start
+        case "oldest": .end
+        default: .none
+        }
+    }
     static func createEndpoint(for post: Post) -> Endpoint { Endpoint(.post, "posts", body: .json(post)) }
     static func updateEndpoint(for post: Post) -> Endpoint {
         Endpoint(.patch, "posts", body: .json(post)).appending(id: post.id)

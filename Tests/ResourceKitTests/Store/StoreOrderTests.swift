@@ -92,7 +92,9 @@ import Testing
     @Test func aCreateIsPlacedOnlyWhereTheListAsksForIt() async throws {
         let all = store.list(RemoteFeed.self, request: "all")
         let latest = store.list(RemoteFeed.self, request: "latest")
-        for (index, list) in [all, latest].enumerated() {
+        let oldest = store.list(RemoteFeed.self, request: "oldest")
+        let unloaded = store.list(RemoteFeed.self, request: "latest-unloaded")
+        for (index, list) in [all, latest, oldest].enumerated() {
             let load = Task { try await list.loadFirstPage() }
             try await transport.waitForRequests(index + 1)
             transport.answer(index, .success(feedPage(storePosts)))
@@ -102,15 +104,27 @@ import Testing
         let creator = Resource<RemotePost>(session: store.session)
         // A resource outside the store tells nobody.
         let outside = Task { try await creator.create(created) }
-        try await transport.waitForRequests(3)
-        transport.answer(2, .success(postResponse(created)))
+        try await transport.waitForRequests(4)
+        transport.answer(3, .success(postResponse(created)))
         _ = try await outside.value
         #expect(latest.items == storePosts)
         let inside = Task { try await store.resource(RemotePost.self, id: "44").create(created) }
-        try await transport.waitForRequests(4)
-        transport.answer(3, .success(postResponse(created)))
+        try await transport.waitForRequests(5)
+        transport.answer(4, .success(postResponse(created)))
         _ = try await inside.value
         #expect(latest.items == [created] + storePosts)
+        #expect(oldest.items == storePosts + [created])
         #expect(all.items == storePosts)
+        // A list with no page loaded has nowhere to put it: its first page will say.
+        #expect(unloaded.listState == ListState())
+        // A create through a list reaches the others the same way.
+        let second = Post(id: "45", title: "Newer")
+        let viaList = Task { try await all.create(second) }
+        try await transport.waitForRequests(6)
+        transport.answer(5, .success(postResponse(second)))
+        _ = try await viaList.value
+        #expect(all.items == storePosts + [second])
+        #expect(latest.items == [second, created] + storePosts)
+        #expect(oldest.items == storePosts + [created, second])
     }
 }
