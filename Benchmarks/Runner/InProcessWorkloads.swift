@@ -76,6 +76,7 @@ struct InProcessWorkloads: Sendable {
         report.merge(try await pagination())
         report.merge(try await paginationWithObservers())
         report.merge(try await backendThroughput())
+        report.merge(try await store())
         return report
     }
 

@@ -1,4 +1,4 @@
-// swift run -c release Benchmarks [--base-url URL] [--json PATH] [--rounds N] [--smoke]
+// swift run -c release Benchmarks [--base-url URL] [--json PATH] [--rounds N] [--smoke] [--only store]
 //
 // HTTP workloads (ResourceKit vs raw URLSession + JSONDecoder) run when a PocketBase URL is given
 // (--base-url, or POCKETBASE_URL as Scripts/pocketbase sets it); the in-process workloads always run.
@@ -20,6 +20,13 @@ let warmup = smoke ? 0 : 1
 #else
     let build = "release"
 #endif
+
+if option("--only") == "store" {
+    // The store's workloads alone, for profilers and quick comparisons.
+    let report = try await InProcessWorkloads(scale: smoke ? 0.02 : 1, rounds: rounds, warmup: warmup).store()
+    report.printTable()
+    exit(0)
+}
 
 if let count = option("--profile-read").flatMap(Int.init) {
     // For profilers (valgrind --tool=callgrind): only Resource.read on an instant transport.

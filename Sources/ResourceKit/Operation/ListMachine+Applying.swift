@@ -74,10 +74,10 @@ extension ListMachine {
             itemRanks[id] = rank
             switch change {
             case .inserted(let item):
-                news.append(ItemNews(id: id, kind: .fact(.value(item), rank: rank, created: true)))
+                news.append(.fact(id, .value(item), rank: rank, created: true))
             case .replaced(let item):
-                news.append(ItemNews(id: id, kind: .fact(.value(item), rank: rank, created: false)))
-            case .removed: news.append(ItemNews(id: id, kind: .fact(.removed, rank: rank, created: false)))
+                news.append(.fact(id, .value(item), rank: rank))
+            case .removed: news.append(.fact(id, .removed, rank: rank))
             }
         }
         let position = index[id]

@@ -12,7 +12,7 @@ extension ListMachine {
     mutating func tellPageItem(_ item: Item, sentAt: UInt64) {
         let newer = changes[item.id].map { max($0.rank, sentAt) } ?? sentAt
         itemRanks[item.id] = newer
-        news.append(ItemNews(id: item.id, kind: .fact(.value(item), rank: sentAt, created: false)))
+        news.append(.fact(item.id, .value(item), rank: sentAt))
     }
 
     /// News from other holders in the store. A fact lands on an item the list shows when it is newer than
@@ -20,63 +20,81 @@ extension ListMachine {
     /// `placement` says.
     mutating func receive(_ incoming: News, placement: (Item) -> ListPlacement) -> Effects {
         var changed = false
+        let pagesInFlight = book.operations.values.contains { !$0.isSerial && !$0.isAbandoned }
         for item in incoming {
             switch item.kind {
-            case .fact(let fact, let rank, let created):
-                changed = receive(fact, of: item.id, rank: rank, created: created, placement: placement) || changed
-            case .layer(let token, let fact):
-                layers[item.id, default: []].append((token, fact))
+            case .fact:
+                changed =
+                    receive(
+                        item.value, of: item.id, rank: item.rank, created: item.created, pagesInFlight: pagesInFlight,
+                        placement: placement) || changed
+            case .layer:
+                layers[item.id, default: []].append((item.token, item.fact))
                 changed = changed || index[item.id] != nil
-            case .unlayer(let token):
-                changed = endLayer((token, item.id), telling: false) || changed
+            case .unlayer:
+                changed = endLayer((item.token, item.id), telling: false) || changed
             }
         }
-        forgetSettledChanges()
+        if pagesInFlight { forgetSettledChanges() }
         publish(settledChanged: changed)
         return .none
     }
 
     private mutating func receive(
-        _ fact: ItemFact<Item>, of id: Item.ID, rank: UInt64, created: Bool, placement: (Item) -> ListPlacement
+        _ value: Item?, of id: Item.ID, rank: UInt64, created: Bool, pagesInFlight: Bool,
+        placement: (Item) -> ListPlacement
     ) -> Bool {
         // A page in flight that was sent before this change must not undo it.
-        if (changes[id]?.rank ?? 0) < rank {
-            switch fact {
-            case .value(let item): changes[id] = (rank, created && index[id] == nil ? .inserted(item) : .replaced(item))
-            case .removed: changes[id] = (rank, .removed)
+        if pagesInFlight, (changes[id]?.rank ?? 0) < rank {
+            switch value {
+            case let item?: changes[id] = (rank, created && index[id] == nil ? .inserted(item) : .replaced(item))
+            case nil: changes[id] = (rank, .removed)
             }
         }
-        var items: [Item]
         if let position = index[id] {
             guard rank > itemRanks[id] ?? 0 else { return false }
             itemRanks[id] = rank
-            // Take the items out so the array is uniquely held and changes in place.
-            state = ListState()
-            items = settled.content.value ?? []
-            switch fact {
-            case .value(let item): items[position] = item
-            case .removed: items.remove(at: position)
+            guard let item = value else {
+                changeSettledItems { $0.remove(at: position) }
+                rebuildIndex()
+                return true
             }
-            settled.content = .available(items)
-            if case .removed = fact { rebuildIndex() }
+            changeSettledItems { $0[position] = item }
             // Under an optimistic change the new value does not show until the change ends: the state is
             // made again, but observers are not told of a change they cannot see.
-            if case .value = fact, layers[id] != nil {
+            if !layers.isEmpty, layers[id] != nil {
                 state = display()
                 return false
             }
             return true
         }
-        guard created, case .value(let item) = fact, settled.pagination.pagesLoaded > 0 else { return false }
+        guard created, let item = value, settled.pagination.pagesLoaded > 0 else { return false }
         let place = placement(item)
         guard place != .none else { return false }
         itemRanks[id] = rank
-        state = ListState()
-        items = settled.content.value ?? []
-        if place == .start { items.insert(item, at: 0) } else { items.append(item) }
-        settled.content = .available(items)
+        changeSettledItems { items in
+            if place == .start { items.insert(item, at: 0) } else { items.append(item) }
+        }
         rebuildIndex()
         return true
+    }
+
+    /// Changes the settled items in place, keeping the content's case (a failed page keeps its error).
+    mutating func changeSettledItems(_ change: (inout [Item]) -> Void) {
+        // Drop the other references first, so the array is uniquely held and changes without a copy.
+        state = ListState()
+        switch settled.content {
+        case .available(var items):
+            settled.content = .idle
+            change(&items)
+            settled.content = .available(items)
+        case .failure(let error, var items?):
+            settled.content = .idle
+            change(&items)
+            settled.content = .failure(error, previous: items)
+        case .idle, .loading, .failure(_, nil):
+            break
+        }
     }
 
     /// Ends an optimistic change; returns whether observers see a difference. A change under a newer one
@@ -88,7 +106,7 @@ extension ListMachine {
         stack.remove(at: position)
         let wasShown = position == stack.count
         layers[layer.id] = stack.isEmpty ? nil : stack
-        if telling, isShared { news.append(ItemNews(id: layer.id, kind: .unlayer(token: layer.token))) }
+        if telling, isShared { news.append(.unlayer(layer.id, token: layer.token)) }
         return wasShown && index[layer.id] != nil
     }
 

@@ -134,7 +134,7 @@ where Item.ID: Sendable {
             let token = LayerToken.next()
             layer = (token, optimistic.id)
             layers[optimistic.id, default: []].append((token, optimistic.fact))
-            if isShared { news.append(ItemNews(id: optimistic.id, kind: .layer(token: token, optimistic.fact))) }
+            if isShared { news.append(.layer(optimistic.id, token: token, optimistic.fact)) }
         }
         book.enqueueSerial(.mutation(layer: layer), call, waiter, context: .mutation, work: work, into: &effects)
         if let layer, index[layer.id] != nil { publish(settledChanged: true) }

@@ -131,7 +131,7 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
             let layer = LayerToken.next()
             token = layer
             layers.append((layer, optimistic))
-            tell(.layer(token: layer, optimistic))
+            tell(.layer((), token: layer, optimistic))
         }
         book.enqueueSerial(
             .mutation(layer: token, creates: creates), call, waiter, context: nil, work: work, into: &effects)
@@ -233,20 +233,20 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
             validators = nil
         }
         switch outcome {
-        case .value(let value), .validated(let value, _): tell(.fact(.value(value), rank: rank, created: created))
-        case .removed: tell(.fact(.removed, rank: rank, created: false))
+        case .value(let value), .validated(let value, _): tell(.fact((), .value(value), rank: rank, created: created))
+        case .removed: tell(.fact((), .removed, rank: rank))
         }
     }
 
-    private mutating func tell(_ kind: ItemNewsKind<Value>) {
-        if sharing?.publishes == true { news.append(ResourceNews(id: (), kind: kind)) }
+    private mutating func tell(_ item: ResourceNews<Value>) {
+        if sharing?.publishes == true { news.append(item) }
     }
 
     /// Ends an optimistic change; returns whether one ended.
     private mutating func removeLayer(_ token: UInt64?) -> Bool {
         guard let token, let position = layers.firstIndex(where: { $0.token == token }) else { return false }
         layers.remove(at: position)
-        tell(.unlayer(token: token))
+        tell(.unlayer((), token: token))
         return true
     }
 
@@ -326,20 +326,20 @@ extension ResourceMachine {
         var changed = false
         for item in incoming {
             switch item.kind {
-            case .fact(let fact, let rank, _):
-                guard rank > settledRank else { continue }
-                settledRank = rank
-                settled = if case .value(let value) = fact { .available(value) } else { .idle }
+            case .fact:
+                guard item.rank > settledRank else { continue }
+                settledRank = item.rank
+                settled = item.value.map { .available($0) } ?? .idle
                 validators = nil
                 loadedAt = now
                 // A read sent before this change may answer with the older value: no new caller joins it.
                 joinable.removeAll()
                 changed = true
-            case .layer(let token, let fact):
-                layers.append((token, fact))
+            case .layer:
+                layers.append((item.token, item.fact))
                 changed = true
-            case .unlayer(let token):
-                guard let position = layers.firstIndex(where: { $0.token == token }) else { continue }
+            case .unlayer:
+                guard let position = layers.firstIndex(where: { $0.token == item.token }) else { continue }
                 layers.remove(at: position)
                 changed = true
             }

@@ -35,13 +35,7 @@ extension ResourceStore {
             readKey: readKey,
             publish: { [weak self] resource, news in
                 // A value is news of its own id: an update that answered another item is that item's news.
-                let items = news.map { news in
-                    if case .fact(.value(let value), _, _) = news.kind {
-                        ItemNews(id: value.id, kind: news.kind)
-                    } else {
-                        ItemNews(id: id, kind: news.kind)
-                    }
-                }
+                let items = news.map { news in news.with(id: news.kind == .fact ? news.value?.id ?? id : id) }
                 self?.publish(items, from: ObjectIdentifier(resource))
             },
             refetch: { resource in _ = try? await resource.read(id) },

@@ -68,11 +68,10 @@ public final class ResourceStore: Sendable {
         let lists: [any StoreMember] = withRegistry { registry in
             for item in news {
                 let key = StoreKey(type: itemType, id: AnyHashable(item.id))
-                registry.remember(item.kind, of: key, now: now)
+                registry.remember(item, of: key, now: now)
                 for (identifier, weak) in registry.resourcesByItem[key] ?? [:] where identifier != origin {
                     guard let member = weak.object else { continue }
-                    resourceBatches[identifier, default: (member, [])].news.append(
-                        ResourceNews(id: (), kind: item.kind))
+                    resourceBatches[identifier, default: (member, [])].news.append(item.with(id: ()))
                 }
             }
             return (registry.listsByItem[itemType] ?? [:]).compactMap { $0.key == origin ? nil : $0.value.object }

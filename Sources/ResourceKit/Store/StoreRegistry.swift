@@ -87,13 +87,12 @@ struct StoreRegistry {
     }
 
     /// Applies what a holder learnt to the remembered value of an item.
-    mutating func remember<V: Sendable>(_ kind: ItemNewsKind<V>, of item: StoreKey, now: Duration) {
-        guard case .fact(let fact, let rank, _) = kind, let cached = cache.peek(item), rank > cached.rank else {
-            return
-        }
-        switch fact {
-        case .removed: cache.removeValue(for: item)
-        case .value(let value):
+    mutating func remember<V: Sendable>(_ news: ItemNews<V, some Sendable>, of item: StoreKey, now: Duration) {
+        let rank = news.rank
+        guard news.kind == .fact, let cached = cache.peek(item), rank > cached.rank else { return }
+        switch news.value {
+        case nil: cache.removeValue(for: item)
+        case let value?:
             cache.update(item) { entry in
                 entry = CachedItem(value: value, rank: rank, loadedAt: now, validators: nil, readKey: entry.readKey)
             }
