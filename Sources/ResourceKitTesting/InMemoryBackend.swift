@@ -18,7 +18,7 @@ public import ResourceKit
 /// - `POST /<collection>` creates (`200` with the record, an `id` generated unless given).
 /// - `GET`, `PATCH` (merge), `PUT` (replace), `DELETE` (`204`) on `/<collection>/<id>`. A `GET` of a record
 ///   carries an `ETag` (a hash of its body) and answers `304 Not Modified` with no body to an
-///   `If-None-Match` that names it.
+///   `If-None-Match` that names it. (PocketBase sends no `ETag`; a resource then simply reads in full.)
 /// - Missing required fields answer `400` with PocketBase's field errors; unknown records `404`.
 public final class InMemoryBackend: HTTPTransport {
     /// One request as the backend received it.

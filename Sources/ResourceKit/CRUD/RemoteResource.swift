@@ -39,11 +39,18 @@ public protocol Readable: RemoteResource {
     /// ``ReadPolicy/staleWhileRevalidate``; zero by default, so that those policies read every time until
     /// a type says how long its values may be shown without asking.
     static var maxAge: Duration { get }
+    /// What a value counts against a ``ResourceStore``'s capacity once nobody holds its resource; 1 by
+    /// default, so the capacity counts values. Return, say, its size in kilobytes to bound memory instead.
+    /// - Parameter value: The value the store would remember.
+    /// - Returns: The cost; below 1 counts as 1. A value costing more than the capacity is not remembered.
+    static func cost(of value: Value) -> Int
 }
 
 extension Readable {
     /// Zero: a value is never fresh.
     public static var maxAge: Duration { .zero }
+    /// One: the capacity counts values.
+    public static func cost(of value: Value) -> Int { 1 }
 }
 
 extension Readable where ReadResponse == Value {

@@ -3,7 +3,9 @@ public import Observation
 /// A paginated remote list: its items, its pagination, and the operations that change them.
 ///
 /// Like ``Resource`` it is `Sendable`, readable synchronously (``state``, ``listState``), observable with
-/// ``states`` and with Observation. It never shares state with a single-item resource.
+/// ``states`` and with Observation. Made on its own, it shares nothing with other lists or resources; made
+/// by a ``ResourceStore``, it shows what every other holder of its items learns, and tells them what it
+/// learns (see <doc:OneSourceOfTruth>).
 ///
 /// - ``loadFirstPage()`` and ``refresh()`` replace the list when the new first page arrives; the old items
 ///   stay visible meanwhile, and a cancelled refresh leaves the list exactly as it would be without it.

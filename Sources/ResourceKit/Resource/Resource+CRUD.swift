@@ -2,12 +2,15 @@ extension Resource where Remote: Readable {
     /// Reads the value.
     ///
     /// States: `loading(previous:)`, then `available` or `failure(_, previous:)`. Concurrent reads of the
-    /// same endpoint share one request.
+    /// same endpoint share one request. When the value shown was loaded by the same request with an `ETag`
+    /// or `Last-Modified`, the read is conditional, and a `304 Not Modified` keeps the value without decoding.
     /// - Parameters:
     ///   - request: What to read.
-    ///   - policy: Whether an already loaded value for the same request may be returned without a request.
+    ///   - policy: Whether a loaded (``ReadPolicy/skipIfLoaded``) or fresh (``ReadPolicy/skipIfFresh``,
+    ///     ``ReadPolicy/staleWhileRevalidate``) value may be returned without waiting for a request.
     /// - Returns: The value read.
-    /// - Throws: ``NetworkError``.
+    /// - Throws: ``NetworkError``; ``NetworkError/invalidRequest(_:)`` when a ``ResourceStore``'s resource is
+    ///   asked to read another item than its own.
     @discardableResult
     public func read(_ request: Remote.ReadRequest, policy: ReadPolicy = .always) async throws(NetworkError) -> Value {
         let endpoint = try Remote.readEndpoint(for: request)

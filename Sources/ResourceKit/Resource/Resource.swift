@@ -12,6 +12,9 @@ public import Observation
 /// - creates, updates and deletes run one after another, in call order;
 /// - cancelling a caller returns ``NetworkError/cancelled`` to it at once; when no other caller waits for the
 ///   same request, the HTTP request is cancelled and the state returns to what it was before.
+///
+/// A resource made by a ``ResourceStore`` also shows what every other holder of its item learns, under the
+/// same order rule (see <doc:OneSourceOfTruth>).
 public final class Resource<Remote: RemoteResource>: Sendable, Observable {
     /// The value type.
     public typealias Value = Remote.Value

@@ -1,14 +1,18 @@
-/// A bounded map that forgets its least recently used entry first. Insert, lookup, update and removal are
-/// O(1): the entries form a doubly linked list threaded through an array of slots.
+/// A map bounded by the total cost of its entries, which forgets its least recently used entry first.
+/// Insert, lookup, update and removal are O(1): the entries form a doubly linked list threaded through an
+/// array of slots.
 struct LRUCache<Key: Hashable, Value> {
     private struct Slot {
         var key: Key
         var value: Value
+        var cost: Int
         var newer: Int?
         var older: Int?
     }
 
     let capacity: Int
+    /// The sum of the entries' costs; at most `capacity`.
+    private(set) var totalCost = 0
     private var slots: [Slot?] = []
     private var free: [Int] = []
     private var positions: [Key: Int] = [:]
@@ -48,27 +52,26 @@ struct LRUCache<Key: Hashable, Value> {
         }
     }
 
-    /// Inserts or replaces `key` as the most recently used entry; the oldest entries go beyond capacity.
-    mutating func insert(_ value: Value, for key: Key) {
-        if let position = positions[key] {
-            slots[position]?.value = value
-            unlink(position)
-            link(position)
+    /// Inserts or replaces `key` as the most recently used entry; the oldest entries go until the total
+    /// cost fits the capacity. An entry that costs more than the capacity is not kept; a cost below 1 counts
+    /// as 1, so the number of entries stays bounded too.
+    mutating func insert(_ value: Value, for key: Key, cost: Int = 1) {
+        let cost = max(1, cost)
+        removeValue(for: key)
+        guard cost <= capacity, capacity > 0 else { return }
+        let slot = Slot(key: key, value: value, cost: cost)
+        let position: Int
+        if let reused = free.popLast() {
+            position = reused
+            slots[position] = slot
         } else {
-            guard capacity > 0 else { return }
-            let slot = Slot(key: key, value: value)
-            let position: Int
-            if let reused = free.popLast() {
-                position = reused
-                slots[position] = slot
-            } else {
-                position = slots.count
-                slots.append(slot)
-            }
-            positions[key] = position
-            link(position)
+            position = slots.count
+            slots.append(slot)
         }
-        while positions.count > capacity, let oldest { remove(at: oldest) }
+        positions[key] = position
+        totalCost += cost
+        link(position)
+        while totalCost > capacity, let oldest, oldest != position { remove(at: oldest) }
     }
 
     @discardableResult
@@ -84,6 +87,7 @@ struct LRUCache<Key: Hashable, Value> {
         slots[position] = nil
         free.append(position)
         positions[slot.key] = nil
+        totalCost -= slot.cost
         return slot.value
     }
 

@@ -43,7 +43,7 @@ extension ResourceStore {
                 let remembered = snapshot.map {
                     CachedItem(
                         value: $0.value, rank: $0.rank, loadedAt: $0.loadedAt, validators: $0.validators,
-                        readKey: readKey)
+                        readKey: readKey, cost: Remote.cost(of: $0.value))
                 }
                 self?.released.withLock {
                     $0.append(.resource(key: key, item: item, object: identifier, remembered: remembered))

@@ -14,12 +14,14 @@
 /// - One truth: an item is its value type and its id. A read, create, update or delete that lands in one
 ///   holder is applied to every other live holder of the item, under the order rule of each: an answer older
 ///   than what a holder shows (asked before a change completed elsewhere) never replaces it.
-/// - Memory: the values of freed resources are remembered, up to ``capacity`` of them, least recently used
-///   first out; a resource made again for such an item starts from its value.
+/// - Memory: the values of freed resources are remembered, up to a total ``capacity`` (a number of values
+///   unless ``Readable/cost(of:)`` says otherwise), least recently used first out; a resource made again for
+///   such an item starts from its value.
 public final class ResourceStore: Sendable {
     /// The session that sends every request of the store's resources and lists.
     public let session: NetworkSession
-    /// How many values of resources nobody holds the store remembers.
+    /// The total cost (``Readable/cost(of:)``, 1 per value by default) of the values the store remembers
+    /// for resources nobody holds.
     public let capacity: Int
 
     private let registry: Locked<StoreRegistry>
@@ -29,8 +31,9 @@ public final class ResourceStore: Sendable {
     /// Creates a store.
     /// - Parameters:
     ///   - session: The session for every resource and list of the store.
-    ///   - capacity: How many values of freed resources to remember (least recently used first out); `0`
-    ///     remembers none. Live resources and lists do not count: they are never evicted.
+    ///   - capacity: The total cost of the freed resources' values to remember, least recently used first out:
+    ///     a number of values unless a type's ``Readable/cost(of:)`` says otherwise; `0` remembers none. Live
+    ///     resources and lists do not count: they are never evicted.
     public init(session: NetworkSession, capacity: Int = 1_000) {
         self.session = session
         self.capacity = max(0, capacity)
@@ -42,8 +45,11 @@ public final class ResourceStore: Sendable {
         withRegistry { registry in registry.resources.count + registry.lists.count }
     }
 
-    /// The number of values the store remembers for resources nobody holds; at most ``capacity``.
+    /// The number of values the store remembers for resources nobody holds.
     public var rememberedCount: Int { withRegistry { $0.cache.count } }
+
+    /// The total cost of the values the store remembers; at most ``capacity``.
+    public var rememberedCost: Int { withRegistry { $0.cache.totalCost } }
 
     /// Runs `body` on the registry, once the objects freed since the last access are forgotten.
     func withRegistry<R>(_ body: (inout StoreRegistry) -> R) -> R {

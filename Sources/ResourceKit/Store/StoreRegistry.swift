@@ -13,6 +13,8 @@ struct CachedItem: Sendable {
     var loadedAt: Duration?
     var validators: Validators?
     var readKey: RequestKey?
+    /// What it counts against the store's capacity.
+    var cost: Int
 }
 
 /// A resource or list that lives in a store.
@@ -65,7 +67,7 @@ struct StoreRegistry {
                 if resources[key]?.object == nil { resources[key] = nil }
                 resourcesByItem[item]?[object] = nil
                 if resourcesByItem[item]?.isEmpty == true { resourcesByItem[item] = nil }
-                if let remembered { cache.insert(remembered, for: item) }
+                if let remembered { cache.insert(remembered, for: item, cost: remembered.cost) }
             case .list(let key, let itemType, let object):
                 if lists[key]?.object == nil { lists[key] = nil }
                 listsByItem[itemType]?[object] = nil
@@ -93,8 +95,10 @@ struct StoreRegistry {
         switch news.value {
         case nil: cache.removeValue(for: item)
         case let value?:
+            // The new value keeps the old one's cost: the holder that learnt it knows no `Remote` type to ask.
             cache.update(item) { entry in
-                entry = CachedItem(value: value, rank: rank, loadedAt: now, validators: nil, readKey: entry.readKey)
+                entry = CachedItem(
+                    value: value, rank: rank, loadedAt: now, validators: nil, readKey: entry.readKey, cost: entry.cost)
             }
         }
     }

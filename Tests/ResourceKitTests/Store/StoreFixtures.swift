@@ -43,6 +43,14 @@ struct RemoteCachedPost: Readable {
     static func readEndpoint(for id: String) -> Endpoint { Endpoint(.get, "posts").appending(id: id) }
 }
 
+/// Posts that cost their title's length in a store's memory.
+struct RemoteWeighedPost: Readable {
+    typealias Value = Post
+    typealias ReadRequest = String
+    static func readEndpoint(for id: String) -> Endpoint { Endpoint(.get, "posts").appending(id: id) }
+    static func cost(of post: Post) -> Int { post.title.count }
+}
+
 /// A post whose decoding is counted, to show that a `304` decodes nothing.
 struct CountedPost: Decodable, Sendable, Equatable, Identifiable {
     static let decodings = Atomic<Int>(0)

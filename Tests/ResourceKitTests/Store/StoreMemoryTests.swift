@@ -68,4 +68,20 @@ import Testing
         #expect(ResourceStore(session: store.session, capacity: -5).capacity == 0)
         #expect(backend.requestLog.count == 1)
     }
+
+    @Test func theCapacityBoundsTheTotalCostOfRememberedValues() async throws {
+        // Titles: "Forty-one" costs 9, "Hello" 5, "Bye" 3.
+        let (store, backend) = try makeStore(capacity: 10)
+        for post in storePosts { _ = try await store.resource(RemoteWeighedPost.self, id: post.id).read(post.id) }
+        // 9, then 9 + 5 evicts 41, then 5 + 3 fits.
+        #expect(store.rememberedCount == 2)
+        #expect(store.rememberedCost == 8)
+        #expect(store.resource(RemoteWeighedPost.self, id: "41").state == .idle)
+        #expect(store.resource(RemoteWeighedPost.self, id: "42").state == .available(storePosts[1]))
+        // A value that costs more than the whole capacity is not remembered at all.
+        let (small, _) = try makeStore(capacity: 4)
+        _ = try await small.resource(RemoteWeighedPost.self, id: "42").read("42")
+        #expect(small.rememberedCount == 0)
+        #expect(backend.requestLog.count == 3)
+    }
 }
