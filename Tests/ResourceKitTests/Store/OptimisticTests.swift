@@ -18,6 +18,19 @@ import Testing
 
     func posts(with post: Post) -> [Post] { [storePosts[0], post, storePosts[2]] }
 
+    /// Two optimistic updates of post 42: the first in flight (request 1), the second queued behind it.
+    func twoOverlappingUpdates(
+        of detail: Resource<RemotePost>
+    ) async throws -> (first: Post, second: Post, one: Task<Post, any Error>, two: Task<Post, any Error>) {
+        let first = Post(id: "42", title: "First")
+        let second = Post(id: "42", title: "Second")
+        let one = Task { try await detail.update(first, optimistic: first) }
+        try await transport.waitForRequests(2)
+        let two = Task { try await detail.update(second, optimistic: second) }
+        try await waitUntil("the second update is queued") { detail.waitingCallerCount == 2 }
+        return (first, second, one, two)
+    }
+
     /// A detail, a preview of the same post and a list, all loaded.
     func loadedHolders() async throws -> (Resource<RemotePost>, Resource<RemotePostPreview>, ListResource<RemoteFeed>) {
         let list = store.list(RemoteFeed.self, request: "all")
@@ -85,12 +98,7 @@ import Testing
     @Test func overlappingUpdatesWhereTheFirstFailsKeepTheSecond() async throws {
         let (detail, preview, list) = try await loadedHolders()
         let recorders = (detail.recordStates(), preview.recordStates(), list.recordStates())
-        let first = Post(id: "42", title: "First")
-        let second = Post(id: "42", title: "Second")
-        let one = Task { try await detail.update(first, optimistic: first) }
-        try await transport.waitForRequests(2)
-        let two = Task { try await detail.update(second, optimistic: second) }
-        try await waitUntil("the second update is queued") { detail.waitingCallerCount == 2 }
+        let (first, second, one, two) = try await twoOverlappingUpdates(of: detail)
         #expect(list.items == posts(with: second))
         transport.answer(1, json: "{}", status: 500)
         await #expect(throws: NetworkError.self) { try await one.value }
@@ -118,12 +126,7 @@ import Testing
 
     @Test func overlappingUpdatesWhereTheSecondFailsFallBackToTheFirstAnswer() async throws {
         let (detail, _, list) = try await loadedHolders()
-        let first = Post(id: "42", title: "First")
-        let second = Post(id: "42", title: "Second")
-        let one = Task { try await detail.update(first, optimistic: first) }
-        try await transport.waitForRequests(2)
-        let two = Task { try await detail.update(second, optimistic: second) }
-        try await waitUntil("the second update is queued") { detail.waitingCallerCount == 2 }
+        let (first, second, one, two) = try await twoOverlappingUpdates(of: detail)
         transport.answer(1, .success(postResponse(first)))
         _ = try await one.value
         #expect(list.items == posts(with: second))
