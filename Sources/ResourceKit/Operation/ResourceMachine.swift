@@ -238,8 +238,9 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
         }
     }
 
-    private mutating func tell(_ item: ResourceNews<Value>) {
-        if sharing?.publishes == true { news.append(item) }
+    /// Gathers news for the store; a resource outside a store does not even make it.
+    private mutating func tell(_ item: @autoclosure () -> ResourceNews<Value>) {
+        if sharing?.publishes == true { news.append(item()) }
     }
 
     /// Ends an optimistic change; returns whether one ended.
