@@ -119,6 +119,8 @@ import Testing
         var loading = loaded
         loading.content = .loading(previous: storePosts)
         #expect(try await recorder.waitForCount(3) == [loaded, loading, loaded])
+        // The holders must outlive the recorders' waits: an optimized build may free a value after its last use.
+        extendLifetime((observed, unobserved))
     }
 
     @Test func invalidateByIdAndByPredicate() async throws {
@@ -126,12 +128,19 @@ import Testing
         let posts = storePosts.map { store.resource(RemoteCachedPost.self, id: $0.id) }
         let recorders = posts.map { $0.recordStates() }
         for (post, value) in zip(posts, storePosts) { try await post.read(value.id) }
-        _ = recorders
         backend.clearLog()
         await store.invalidate(RemoteCachedPost.self, id: "41")
         #expect(backend.requestLog.map(\.path) == ["/api/posts/41"])
         backend.clearLog()
         await store.invalidate(RemoteCachedPost.self) { $0.title.hasPrefix("B") || $0.title.hasPrefix("H") }
         #expect(backend.requestLog.map(\.path).sorted() == ["/api/posts/42", "/api/posts/43"])
+        // Each was read once, then once more by its invalidation. (Using the recorders here also keeps them,
+        // and so the observation, alive until the end: an optimized build may free a value after its last use.)
+        for (recorder, post) in zip(recorders, storePosts) {
+            #expect(
+                try await recorder.waitForCount(5) == [
+                    .idle, .loading(previous: nil), .available(post), .loading(previous: post), .available(post),
+                ])
+        }
     }
 }

@@ -69,6 +69,8 @@ import Testing
             try await recorders.2.waitForCount(3) == [
                 listState(storePosts), listState(posts(with: optimistic)), listState(posts(with: answered)),
             ])
+        // The holders must outlive the recorders' waits: an optimized build may free a value after its last use.
+        extendLifetime((detail, preview, list))
     }
 
     @Test func aFailedUpdateRollsBackExactlyEverywhere() async throws {
@@ -93,6 +95,8 @@ import Testing
             try await recorders.2.waitForCount(3) == [
                 listState(storePosts), listState(posts(with: optimistic)), listState(storePosts),
             ])
+        // The holders must outlive the recorders' waits: an optimized build may free a value after its last use.
+        extendLifetime((detail, preview, list))
     }
 
     @Test func overlappingUpdatesWhereTheFirstFailsKeepTheSecond() async throws {
@@ -122,6 +126,8 @@ import Testing
                 listState(storePosts), listState(posts(with: first)), listState(posts(with: second)),
                 listState(posts(with: second)),
             ])
+        // The holders must outlive the recorders' waits: an optimized build may free a value after its last use.
+        extendLifetime((detail, preview, list))
     }
 
     @Test func overlappingUpdatesWhereTheSecondFailsFallBackToTheFirstAnswer() async throws {
@@ -192,6 +198,8 @@ import Testing
         let expected = [listState(storePosts), listState(posts(with: optimistic)), listState(storePosts)]
         #expect(try await recorders.1.waitForCount(3) == expected)
         #expect(try await recorders.2.waitForCount(3) == expected)
+        // The holders must outlive the recorders' waits: an optimized build may free a value after its last use.
+        extendLifetime((detail, list, other))
     }
 
     @Test func anOptimisticDeleteThroughAListIsConfirmed() async throws {

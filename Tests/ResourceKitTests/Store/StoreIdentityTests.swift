@@ -94,6 +94,8 @@ import Testing
         #expect(try await recorders.2.waitForCount(3) == [listBefore, listAfter, listGone])
         #expect(try await recorders.3.waitForCount(3) == [listBefore, listAfter, listGone])
         #expect(backend.requestLog.count == requests + 2)
+        // The holders must outlive the recorders' waits: an optimized build may free a value after its last use.
+        extendLifetime((detail, preview, all, latest))
     }
 }
 
