@@ -134,13 +134,14 @@ import Testing
         backend.clearLog()
         await store.invalidate(RemoteCachedPost.self) { $0.title.hasPrefix("B") || $0.title.hasPrefix("H") }
         #expect(backend.requestLog.map(\.path).sorted() == ["/api/posts/42", "/api/posts/43"])
-        // Each was read once, then once more by its invalidation. (Using the recorders here also keeps them,
-        // and so the observation, alive until the end: an optimized build may free a value after its last use.)
+        // Each was read once, then once more by its invalidation.
         for (recorder, post) in zip(recorders, storePosts) {
             #expect(
                 try await recorder.waitForCount(5) == [
                     .idle, .loading(previous: nil), .available(post), .loading(previous: post), .available(post),
                 ])
         }
+        // The resources must outlive the invalidations: an optimized build may free a value after its last use.
+        extendLifetime(posts)
     }
 }
