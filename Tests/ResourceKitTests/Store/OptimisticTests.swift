@@ -155,6 +155,29 @@ import Testing
         #expect(list.items == storePosts)
     }
 
+    @Test func aCancelledOptimisticUpdateRollsBackAtOnceWhileItsRequestRunsOn() async throws {
+        // This server ignores cancellation: the request stays in flight after its caller left.
+        let server = HeldServer()
+        let store = ResourceStore(session: makeTimelessSession(server))
+        let detail = store.resource(RemotePost.self, id: "42")
+        let feed = store.list(RemoteFeed.self, request: "all")
+        let load = Task { try await feed.loadFirstPage() }
+        try await waitUntil("the page is asked") { server.heldCount == 1 }
+        server.release(0)
+        _ = try await load.value
+        let before = feed.listState
+        let optimistic = Post(id: "42", title: "Edited")
+        let update = Task { try await detail.update(optimistic, optimistic: optimistic) }
+        try await waitUntil("the update is sent") { server.heldCount == 1 }
+        #expect(feed.items[1] == optimistic)
+        update.cancel()
+        await #expect(throws: NetworkError.cancelled) { try await update.value }
+        #expect(server.heldCount == 1)
+        #expect(detail.state == .available(HeldServer.post(version: 0)))
+        #expect(feed.listState == before)
+        server.release(0)
+    }
+
     @Test func anOptimisticDeleteHidesTheItemAndAFailureBringsItBack() async throws {
         let (detail, preview, list) = try await loadedHolders()
         let delete = Task { try await detail.delete(original, optimistic: true) }

@@ -8,7 +8,8 @@ import Testing
 #endif
 
 /// A server of posts 41, 42 and 43 that decides each answer when the request arrives (so a read that arrives
-/// before an update answers the old post) and holds it until the test releases it.
+/// before an update answers the old post) and holds it until the test releases it. An update is stored as
+/// `v<version>`, whatever its title, unless its title says "refuse": then it is refused.
 final class HeldServer: HTTPTransport {
     private struct State {
         var version = 0
@@ -27,6 +28,8 @@ final class HeldServer: HTTPTransport {
             state.withLock { state in
                 let answer: HTTPResponse
                 switch (request.httpMethod, request.url?.path) {
+                case ("PATCH", _) where String(decoding: request.httpBody ?? Data(), as: UTF8.self).contains("refuse"):
+                    answer = HTTPResponse(statusCode: 422, body: Data("{}".utf8))
                 case ("PATCH", _):
                     state.version += 1
                     answer = postResponse(Self.post(version: state.version))
@@ -102,5 +105,54 @@ final class HeldServer: HTTPTransport {
         for feed in feeds where feed.pagination.pagesLoaded > 0 {
             #expect(feed.items == [storePosts[0], final, storePosts[2]], "seed \(seed), steps \(steps)")
         }
+    }
+
+    /// Optimistic updates, some refused by the server, and cancellations, in random order: at the end no
+    /// optimistic value is left anywhere (every holder shows a post the server stored), and the holders agree.
+    @Test(arguments: 100..<140) func noOptimisticValueOutlivesItsUpdate(seed: UInt64) async throws {
+        var random = SeededGenerator(state: seed)
+        let server = HeldServer()
+        let store = ResourceStore(session: makeTimelessSession(server))
+        let detail = store.resource(RemotePost.self, id: "42")
+        let preview = store.resource(RemotePostPreview.self, id: "42")
+        let feed = store.list(RemoteFeed.self, request: "a")
+        let load = Task { try await feed.loadFirstPage() }
+        try await waitUntil("the first page is asked") { server.heldCount == 1 }
+        server.release(0)
+        _ = try await load.value
+        var tasks: [Task<Void, Never>] = []
+        var steps: [String] = []
+        for _ in 0..<30 {
+            let action = Int.random(in: 0..<9, using: &random)
+            let title = Bool.random(using: &random) ? "edit" : "refuse"
+            steps.append("\(action)\(title.prefix(1))")
+            let post = Post(id: "42", title: title)
+            switch action {
+            case 0: tasks.append(Task { _ = try? await detail.update(post, optimistic: post) })
+            case 1: tasks.append(Task { _ = try? await feed.update(post, optimistic: post) })
+            case 2: tasks.append(Task { _ = try? await detail.read("42") })
+            case 3: tasks.append(Task { _ = try? await feed.loadFirstPage() })
+            case 4: tasks.append(Task { _ = try? await preview.read("42") })
+            case 5: if !tasks.isEmpty { tasks[Int.random(in: 0..<tasks.count, using: &random)].cancel() }
+            default:
+                if server.heldCount > 0 { server.release(Int.random(in: 0..<1_000, using: &random)) }
+            }
+        }
+        let done = Locked(0)
+        for task in tasks {
+            Task {
+                await task.value; done.withLock { $0 += 1 }
+            }
+        }
+        try await waitUntil("every call ends (seed \(seed), steps \(steps))", timeout: .seconds(30)) {
+            if server.heldCount > 0 { server.release(Int.random(in: 0..<1_000, using: &random)) }
+            return done.withLock { $0 } == tasks.count && server.heldCount == 0
+        }
+        let shown = [detail.state.value, preview.state.value, feed.items.first { $0.id == "42" }]
+        let context = "seed \(seed), steps \(steps): \(shown)"
+        #expect(shown.allSatisfy { $0?.title.hasPrefix("v") != false }, "an optimistic value was left: \(context)")
+        #expect(Set(shown.compactMap { $0?.title }).count <= 1, "the holders disagree: \(context)")
+        #expect(!detail.state.isLoading && !preview.state.isLoading && !feed.listState.content.isLoading)
+        #expect(feed.items.map(\.id) == storePosts.map(\.id), "\(context)")
     }
 }
