@@ -144,4 +144,19 @@ import Testing
         // The resources must outlive the invalidations: an optimized build may free a value after its last use.
         extendLifetime(posts)
     }
+
+    @Test func unusualWindowsNeitherCrashNorSkipWrongly() async throws {
+        let (store, backend) = try makeStore(clock: clock)
+        let post = store.resource(RemoteCachedPost.self, id: "42")
+        try await post.read("42")
+        // A negative or zero window: never fresh.
+        try await post.read("42", policy: .skipIfFresh(maxAge: .seconds(-1)))
+        try await post.read("42", policy: .staleWhileRevalidate(maxAge: .zero))
+        try await waitUntil("the background read ends") { !post.state.isLoading }
+        #expect(backend.requestLog.count == 3)
+        // The longest window: fresh however far the clock moves.
+        clock.advance(by: .seconds(Int64.max / 2))
+        #expect(try await post.read("42", policy: .skipIfFresh(maxAge: .seconds(Int64.max))) == storePosts[1])
+        #expect(backend.requestLog.count == 3)
+    }
 }
