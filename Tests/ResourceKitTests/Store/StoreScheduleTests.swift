@@ -43,6 +43,23 @@ final class HeldServer: HTTPTransport {
         }
     }
 
+    /// Answers the held requests in random order, those that arrive meanwhile too, until every task has ended.
+    func answerAll(
+        until tasks: [Task<Void, Never>], using random: inout SeededGenerator, _ schedule: String
+    ) async throws {
+        let done = Locked(0)
+        for task in tasks {
+            Task {
+                await task.value
+                done.withLock { $0 += 1 }
+            }
+        }
+        try await waitUntil("every call ends (\(schedule))", timeout: .seconds(30)) {
+            if heldCount > 0 { release(Int.random(in: 0..<1_000, using: &random)) }
+            return done.withLock { $0 } == tasks.count && heldCount == 0
+        }
+    }
+
     /// Answers the held request at `position` (in arrival order among those held).
     func release(_ position: Int) {
         let held = state.withLock { $0.held.remove(at: position % $0.held.count) }
@@ -77,17 +94,7 @@ final class HeldServer: HTTPTransport {
                 if server.heldCount > 0 { server.release(Int.random(in: 0..<1_000, using: &random)) }
             }
         }
-        // Answer everything, in random order, until every caller has its answer.
-        let done = Locked(0)
-        for task in tasks {
-            Task {
-                await task.value; done.withLock { $0 += 1 }
-            }
-        }
-        try await waitUntil("every call ends (seed \(seed), steps \(steps))", timeout: .seconds(30)) {
-            if server.heldCount > 0 { server.release(Int.random(in: 0..<1_000, using: &random)) }
-            return done.withLock { $0 } == tasks.count && server.heldCount == 0
-        }
+        try await server.answerAll(until: tasks, using: &random, "seed \(seed), steps \(steps)")
         let holders = [detail.state.value, preview.state.value] + feeds.map { $0.items.first { $0.id == "42" } }
         let shown = holders.compactMap { $0 }
         #expect(Set(shown.map(\.title)).count <= 1, "seed \(seed), steps \(steps): \(holders)")
@@ -138,16 +145,7 @@ final class HeldServer: HTTPTransport {
                 if server.heldCount > 0 { server.release(Int.random(in: 0..<1_000, using: &random)) }
             }
         }
-        let done = Locked(0)
-        for task in tasks {
-            Task {
-                await task.value; done.withLock { $0 += 1 }
-            }
-        }
-        try await waitUntil("every call ends (seed \(seed), steps \(steps))", timeout: .seconds(30)) {
-            if server.heldCount > 0 { server.release(Int.random(in: 0..<1_000, using: &random)) }
-            return done.withLock { $0 } == tasks.count && server.heldCount == 0
-        }
+        try await server.answerAll(until: tasks, using: &random, "seed \(seed), steps \(steps)")
         let shown = [detail.state.value, preview.state.value, feed.items.first { $0.id == "42" }]
         let context = "seed \(seed), steps \(steps): \(shown)"
         #expect(shown.allSatisfy { $0?.title.hasPrefix("v") != false }, "an optimistic value was left: \(context)")
