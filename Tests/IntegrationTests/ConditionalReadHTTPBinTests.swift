@@ -24,6 +24,12 @@ struct RemoteTaggedEcho: Readable {
 }
 
 /// httpbin's `/cache`: `Last-Modified` and `ETag`, and `304` to a conditional request.
+/// httpbin's `/status/304`: a `304` whatever the request says.
+struct RemoteNotModifiedEcho: Readable {
+    typealias Value = TaggedEcho
+    static func readEndpoint(for request: Void) -> Endpoint { Endpoint(.get, "status/304") }
+}
+
 struct RemoteCachedEcho: Readable {
     typealias Value = TaggedEcho
     static func readEndpoint(for request: Void) -> Endpoint { Endpoint(.get, "cache") }
@@ -60,5 +66,12 @@ struct ConditionalReadHTTPBinTests {
         #expect(try await resource.read() == value)
         #expect(events.statuses == [200, 304, 304])
         #expect(TaggedEcho.decodings.load(ordering: .relaxed) == decodings + 1)
+    }
+
+    @Test func aNotModifiedAnswerToAnUnconditionalReadIsAnHTTPError() async throws {
+        let resource = Resource<RemoteNotModifiedEcho>(session: HTTPBin.session(adapters: []))
+        let error = await #expect(throws: NetworkError.self) { try await resource.read() }
+        #expect(error?.statusCode == 304)
+        #expect(resource.state.error?.statusCode == 304)
     }
 }
