@@ -1,3 +1,5 @@
+import Synchronization
+
 /// What an item is now, as one resource or list learnt it.
 enum ItemFact<Item: Sendable>: Sendable {
     case value(Item)
@@ -18,17 +20,17 @@ struct ItemNews<Item: Sendable, ID: Sendable>: Sendable {
     var value: Item?
     var rank: UInt64 = 0
     var created = false
-    var token: UInt64 = 0
+    var token: LayerToken?
 
     static func fact(_ id: ID, _ fact: ItemFact<Item>, rank: UInt64, created: Bool = false) -> ItemNews {
         ItemNews(id: id, kind: .fact, value: fact.value, rank: rank, created: created)
     }
 
-    static func layer(_ id: ID, token: UInt64, _ fact: ItemFact<Item>) -> ItemNews {
+    static func layer(_ id: ID, token: LayerToken, _ fact: ItemFact<Item>) -> ItemNews {
         ItemNews(id: id, kind: .layer, value: fact.value, token: token)
     }
 
-    static func unlayer(_ id: ID, token: UInt64) -> ItemNews { ItemNews(id: id, kind: .unlayer, token: token) }
+    static func unlayer(_ id: ID, token: LayerToken) -> ItemNews { ItemNews(id: id, kind: .unlayer, token: token) }
 
     /// The fact or layer's change.
     var fact: ItemFact<Item> { value.map { .value($0) } ?? .removed }
@@ -61,9 +63,24 @@ extension ItemFact {
 /// not know its id type.
 typealias ResourceNews<Value: Sendable> = ItemNews<Value, Void>
 
-/// Draws the tokens that name optimistic changes.
-enum LayerToken {
-    static func next() -> UInt64 { nextRank() }
+/// Names one optimistic change, and knows whether it has ended.
+///
+/// The holders of an item learn of a change's start and end as news, and the two can cross on the way: each
+/// transition forwards its news after releasing its object's lock, so the end of a change cancelled on one
+/// thread can reach a holder before its start, forwarded from another. The change is marked ended in the
+/// same critical section that makes its end news, so a holder that checks the mark under its own lock either
+/// adds the layer before the end reaches it, or sees the mark and never adds it: whatever the interleaving,
+/// no layer outlives its change.
+final class LayerToken: Sendable, Equatable {
+    private let ended = Atomic<Bool>(false)
+
+    /// Whether the change has ended (confirmed or rolled back).
+    var hasEnded: Bool { ended.load(ordering: .acquiring) }
+
+    /// Marks the change ended; called by its own machine, in the transition that ends it.
+    func end() { ended.store(true, ordering: .releasing) }
+
+    static func == (lhs: LayerToken, rhs: LayerToken) -> Bool { lhs === rhs }
 }
 
 /// Where a list puts an item created elsewhere in the store.

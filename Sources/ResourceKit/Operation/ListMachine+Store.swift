@@ -29,10 +29,13 @@ extension ListMachine {
                         item.value, of: item.id, rank: item.rank, created: item.created, pagesInFlight: pagesInFlight,
                         placement: placement) || changed
             case .layer:
-                layers[item.id, default: []].append((item.token, item.fact))
+                // A change whose end reached us first, or will never reach us, is not shown.
+                guard let token = item.token, !token.hasEnded else { continue }
+                layers[item.id, default: []].append((token, item.fact))
                 changed = changed || index[item.id] != nil
             case .unlayer:
-                changed = endLayer((item.token, item.id), telling: false) || changed
+                guard let token = item.token else { continue }
+                changed = endLayer((token, item.id), telling: false) || changed
             }
         }
         if pagesInFlight { forgetSettledChanges() }
@@ -99,7 +102,9 @@ extension ListMachine {
 
     /// Ends an optimistic change; returns whether observers see a difference. A change under a newer one
     /// was never shown: removing it shows nothing new.
-    mutating func endLayer(_ layer: (token: UInt64, id: Item.ID)?, telling: Bool) -> Bool {
+    mutating func endLayer(_ layer: (token: LayerToken, id: Item.ID)?, telling: Bool) -> Bool {
+        // The change's own machine marks it ended in the transition that ends it (see ``LayerToken``).
+        if telling { layer?.token.end() }
         guard let layer, var stack = layers[layer.id],
             let position = stack.firstIndex(where: { $0.token == layer.token })
         else { return false }

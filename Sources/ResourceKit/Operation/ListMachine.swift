@@ -31,7 +31,7 @@ where Item.ID: Sendable {
         case first(PageKey)
         case next(PageKey, epoch: UInt64)
         /// A create, update or delete; `layer` names its optimistic change and the item it shows over.
-        case mutation(layer: (token: UInt64, id: Item.ID)?)
+        case mutation(layer: (token: LayerToken, id: Item.ID)?)
     }
 
     typealias Operation = OperationBook<Outcome, Context, Kind>.Operation
@@ -64,7 +64,7 @@ where Item.ID: Sendable {
     /// The rank of what the list shows for each item, in a store: news older than it is ignored.
     var itemRanks: [Item.ID: UInt64] = [:]
     /// Optimistic changes shown over items, oldest first per item.
-    var layers: [Item.ID: [(token: UInt64, fact: ItemFact<Item>)]] = [:]
+    var layers: [Item.ID: [(token: LayerToken, fact: ItemFact<Item>)]] = [:]
     var news: [ItemNews<Item, Item.ID>] = []
 
     init(state: ListState<Item>, firstPageKey: PageKey, isShared: Bool = false) {
@@ -129,9 +129,9 @@ where Item.ID: Sendable {
         work: @escaping OperationWork<Outcome, Context>
     ) -> Effects {
         var effects = Effects.none
-        var layer: (token: UInt64, id: Item.ID)?
+        var layer: (token: LayerToken, id: Item.ID)?
         if let optimistic {
-            let token = LayerToken.next()
+            let token = LayerToken()
             layer = (token, optimistic.id)
             layers[optimistic.id, default: []].append((token, optimistic.fact))
             if isShared { news.append(.layer(optimistic.id, token: token, optimistic.fact)) }

@@ -35,7 +35,7 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
     enum Kind {
         case read(RequestKey?)
         /// A create, update or delete; `layer` names its optimistic change.
-        case mutation(layer: UInt64?, creates: Bool)
+        case mutation(layer: LayerToken?, creates: Bool)
     }
 
     /// What a store and the freshness policies need to know; absent for a resource made on its own.
@@ -58,7 +58,7 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
     private var settledGeneration: UInt64 = 0
     /// What the shown state was made of: the optimistic change on top, or else the settled state's
     /// generation. While a change is on top, settled answers underneath do not show.
-    private var shownSource: (layer: UInt64?, generation: UInt64) = (nil, 0)
+    private var shownSource: (layer: LayerToken?, generation: UInt64) = (nil, 0)
     private var book = OperationBook<Outcome, Context, Kind>()
     /// Reads in flight that a new caller may join.
     private var joinable: [RequestKey: OperationID] = [:]
@@ -68,7 +68,7 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
     /// The validators of the settled value, for a conditional read of `loadedKey`.
     private var validators: Validators?
     /// Optimistic changes shown over the settled state, oldest first: the newest one is what observers see.
-    private var layers: [(token: UInt64, fact: ItemFact<Value>)] = []
+    private var layers: [(token: LayerToken, fact: ItemFact<Value>)] = []
     private let sharing: Sharing?
     private let timeline: Timeline?
     /// News for the store, taken after every transition.
@@ -126,9 +126,9 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
         work: @escaping OperationWork<Outcome, Context>
     ) -> Effects {
         var effects = Effects.none
-        var token: UInt64?
+        var token: LayerToken?
         if let optimistic {
-            let layer = LayerToken.next()
+            let layer = LayerToken()
             token = layer
             layers.append((layer, optimistic))
             tell(.layer((), token: layer, optimistic))
@@ -244,7 +244,8 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
     }
 
     /// Ends an optimistic change; returns whether one ended.
-    private mutating func removeLayer(_ token: UInt64?) -> Bool {
+    private mutating func removeLayer(_ token: LayerToken?) -> Bool {
+        token?.end()
         guard let token, let position = layers.firstIndex(where: { $0.token == token }) else { return false }
         layers.remove(at: position)
         tell(.unlayer((), token: token))
@@ -337,7 +338,9 @@ extension ResourceMachine {
                 joinable.removeAll()
                 changed = true
             case .layer:
-                layers.append((item.token, item.fact))
+                // A change whose end reached us first, or will never reach us, is not shown.
+                guard let token = item.token, !token.hasEnded else { continue }
+                layers.append((token, item.fact))
                 changed = true
             case .unlayer:
                 guard let position = layers.firstIndex(where: { $0.token == item.token }) else { continue }
