@@ -1,0 +1,99 @@
+import Foundation
+import ResourceKit
+import ResourceKitTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// How `StubTransport` picks a stub: method, decoded path, and the query when a stub names one.
+@Suite(.timeLimit(.minutes(1))) struct StubTransportTests {
+    let stub = StubTransport()
+
+    /// The body of the answer to `GET url`, as text.
+    func body(_ url: String) async throws -> String {
+        let response = try await stub.send(URLRequest(url: try #require(URL(string: url))))
+        return String(decoding: response.body, as: UTF8.self)
+    }
+
+    @Test func aStubWithAQueryAnswersOnlyThatQuery() async throws {
+        stub.stub(.get, "/posts?page=1", json: "[1]")
+        stub.stub(.get, "/posts?page=2", json: "[2]")
+        #expect(try await body("http://x.test/posts?page=1") == "[1]")
+        #expect(try await body("http://x.test/posts?page=2") == "[2]")
+        await #expect(throws: NetworkError.self) { try await body("http://x.test/posts?page=3") }
+        await #expect(throws: NetworkError.self) { try await body("http://x.test/posts") }
+    }
+
+    @Test func queryItemsMatchInAnyOrderButAllOfThem() async throws {
+        stub.stub(.get, "/posts?perPage=20&page=2&tag=a&tag=b", json: "[2]")
+        #expect(try await body("http://x.test/posts?tag=b&page=2&tag=a&perPage=20") == "[2]")
+        for other in ["page=2&perPage=20", "page=2&perPage=20&tag=a&tag=b&extra=1", "page=2&perPage=20&tag=a&tag=a"] {
+            await #expect(throws: NetworkError.self) { try await body("http://x.test/posts?" + other) }
+        }
+    }
+
+    @Test func queriesAreComparedDecoded() async throws {
+        stub.stub(.get, "/search?q=a b&flag", json: "[1]")
+        stub.stub(.get, "/search?q=c%26d", json: "[2]")
+        #expect(try await body("http://x.test/search?flag&q=a%20b") == "[1]")
+        #expect(try await body("http://x.test/search?q=c%26d") == "[2]")
+        // `flag` has no value, which is not the empty value.
+        await #expect(throws: NetworkError.self) { try await body("http://x.test/search?q=a%20b&flag=") }
+    }
+
+    @Test func aStubWithoutAQueryAnswersAnyQuery() async throws {
+        stub.stub(.get, "/posts", json: "[0]")
+        #expect(try await body("http://x.test/posts") == "[0]")
+        #expect(try await body("http://x.test/posts?page=9") == "[0]")
+    }
+
+    @Test func aStubThatNamesTheQueryWinsWhicheverCameFirst() async throws {
+        stub.stub(.get, "/posts?page=2", json: "[2]")
+        stub.stub(.get, "/posts", json: "[0]")
+        stub.stub(.get, "/feed", json: "[0]")
+        stub.stub(.get, "/feed?page=2", json: "[2]")
+        for path in ["/posts", "/feed"] {
+            #expect(try await body("http://x.test\(path)?page=2") == "[2]")
+            #expect(try await body("http://x.test\(path)?page=3") == "[0]")
+        }
+    }
+
+    @Test func aStubReplacesOnlyTheStubForItsOwnQuery() async throws {
+        stub.stub(.get, "/posts", json: "[0]")
+        stub.stub(.get, "/posts?page=2", json: "[2]")
+        stub.stub(.get, "/posts?page=2", json: "[22]")
+        #expect(try await body("http://x.test/posts?page=2") == "[22]")
+        #expect(try await body("http://x.test/posts?page=1") == "[0]")
+    }
+
+    @Test func aBareQuestionMarkNamesTheEmptyQuery() async throws {
+        stub.stub(.get, "/posts?", json: "[0]")
+        #expect(try await body("http://x.test/posts") == "[0]")
+        await #expect(throws: NetworkError.self) { try await body("http://x.test/posts?page=1") }
+    }
+
+    @Test func anUnmatchedRequestsErrorNamesItsQueryAndTheStubbedOnes() async throws {
+        stub.stub(.get, "/posts?page=1", json: "[1]")
+        stub.stub(.get, "/posts?", json: "[0]")
+        await #expect(
+            throws: NetworkError.transport(
+                code: .unsupportedURL,
+                message: "StubTransport has no stub for GET /posts with the query page=3&q=a b"
+                    + " (http://x.test/posts?page=3&q=a%20b); GET /posts is stubbed only for ?page=1, ?")
+        ) { try await body("http://x.test/posts?page=3&q=a%20b") }
+        await #expect(
+            throws: NetworkError.transport(
+                code: .unsupportedURL,
+                message: "StubTransport has no stub for GET /other with no query (http://x.test/other)")
+        ) { try await body("http://x.test/other") }
+    }
+
+    @Test func aSessionsQueryReachesAStubThatNamesIt() async throws {
+        stub.stub(.get, "/api/posts?page=2&perPage=20", json: #"{"id":"2","title":"two"}"#)
+        let session = NetworkSession(baseURL: "http://x.test/api", transport: stub)
+        let note: Note = try await session.send(Endpoint(.get, "posts", query: ["perPage": "20", "page": "2"]))
+        #expect(note == Note(id: "2", title: "two"))
+    }
+}
