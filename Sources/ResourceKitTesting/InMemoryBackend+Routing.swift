@@ -28,7 +28,13 @@ extension InMemoryBackend {
         default:
             break
         }
-        var response = state.withLock { state in route(parsed, in: &state) }
+        // A faulty server sends its broken body whatever the request asked: a 304 would hide the fault.
+        let honoursConditions: Bool
+        switch fault {
+        case .malformedBody, .truncatedBody: honoursConditions = false
+        default: honoursConditions = true
+        }
+        var response = state.withLock { state in route(parsed, honouringConditions: honoursConditions, in: &state) }
         response.url = request.url
         switch fault {
         case .malformedBody:
@@ -54,7 +60,7 @@ extension InMemoryBackend {
         if delay > limit { throw .timeout }
     }
 
-    private func route(_ request: ParsedRequest, in state: inout State) -> HTTPResponse {
+    private func route(_ request: ParsedRequest, honouringConditions: Bool, in state: inout State) -> HTTPResponse {
         guard let (name, id) = match(request.segments) else {
             return Self.error(404, "The requested resource wasn't found.")
         }
@@ -66,9 +72,13 @@ extension InMemoryBackend {
             guard let record = state.collections[name]?.records[id] else { return Self.notFound() }
             var response = Self.json(200, JSONValue.object(Self.withSystemFields(record, name)))
             let tag = Self.entityTag(of: response.body)
-            response.headers["ETag"] = tag
-            if let condition = request.recorded.headers["If-None-Match"], Self.condition(condition, matches: tag) {
-                return HTTPResponse(statusCode: 304, headers: ["ETag": tag])
+            let modified = Self.firstModification + (state.collections[name]?.revisions[id] ?? 0)
+            let validators: HTTPHeaders = [
+                "ETag": tag, "Last-Modified": HTTPDate.string(fromSecondsSince1970: modified),
+            ]
+            response.headers = response.headers.merging(validators)
+            if honouringConditions, Self.isNotModified(request.recorded.headers, tag: tag, modified: modified) {
+                return HTTPResponse(statusCode: 304, headers: validators)
             }
             return response
         case (.patch, let id?): return write(request, to: name, id: id, replace: false, in: &state)
@@ -76,6 +86,7 @@ extension InMemoryBackend {
         case (.delete, let id?):
             guard state.collections[name]?.records.removeValue(forKey: id) != nil else { return Self.notFound() }
             state.collections[name]?.order.removeAll { $0 == id }
+            state.collections[name]?.revisions.removeValue(forKey: id)
             return HTTPResponse(statusCode: 204)
         default:
             return Self.error(405, "Method not allowed.")
@@ -213,6 +224,18 @@ extension InMemoryBackend {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in body { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         return "\"" + String(hash, radix: 16) + "\""
+    }
+
+    /// 2000-01-01 00:00:00 GMT in seconds since 1970: the record written n-th is dated n seconds later.
+    static let firstModification: Int64 = 946_684_800
+
+    /// Whether a `GET` of a record with this tag and date (in seconds since 1970) is answered `304`
+    /// (RFC 9110 §13.2.2): `If-None-Match`, when present, decides alone; otherwise an `If-Modified-Since` that
+    /// is one valid HTTP-date, no earlier than the record's. Any other `If-Modified-Since` is ignored (§13.1.3).
+    static func isNotModified(_ headers: HTTPHeaders, tag: String, modified: Int64) -> Bool {
+        if let condition = headers["If-None-Match"] { return Self.condition(condition, matches: tag) }
+        guard let value = headers["If-Modified-Since"], let since = HTTPDate.seconds(from: value) else { return false }
+        return modified <= since
     }
 
     /// Whether an `If-None-Match` value (`*`, or tags separated by commas, weak or strong) matches `tag`.

@@ -17,9 +17,19 @@ public import ResourceKit
 ///   `X-Total-Count` and a `Link: <…>; rel="next"` header.
 /// - `POST /<collection>` creates (`200` with the record, an `id` generated unless given).
 /// - `GET`, `PATCH` (merge), `PUT` (replace), `DELETE` (`204`) on `/<collection>/<id>`. A `GET` of a record
-///   carries an `ETag` (a hash of its body) and answers `304 Not Modified` with no body to an
-///   `If-None-Match` that names it. (PocketBase sends no `ETag`; a resource then simply reads in full.)
+///   carries an `ETag` (a hash of its body) and a `Last-Modified` (an IMF-fixdate), and answers
+///   `304 Not Modified`, with those two headers and no body, to an `If-None-Match` that names the tag or, in a
+///   request without `If-None-Match` (which takes precedence, RFC 9110 §13.2.2), to an `If-Modified-Since` no
+///   earlier than the record's date. An `If-Modified-Since` that is not one HTTP-date (IMF-fixdate, RFC 850 or
+///   asctime) is ignored. (PocketBase sends neither; a resource then simply reads in full.)
 /// - Missing required fields answer `400` with PocketBase's field errors; unknown records `404`.
+///
+/// The backend has no clock, so `Last-Modified` counts writes: the record written n-th (seeded, created or
+/// updated) since the backend was made is dated n seconds after `Sat, 01 Jan 2000 00:00:00 GMT`. A record's
+/// date changes with every write to it, two versions never share one, and reading a record leaves it as it is.
+///
+/// An injected ``Fault`` fires on the next request, whatever it is: a conditional request that would have
+/// been answered `304` gets the fault too (a broken body comes as a full `200`).
 public final class InMemoryBackend: HTTPTransport {
     /// One request as the backend received it.
     public struct RecordedRequest: Sendable, Equatable {
@@ -36,6 +46,9 @@ public final class InMemoryBackend: HTTPTransport {
     }
 
     /// A fault the backend injects into upcoming responses.
+    ///
+    /// Each fault is taken by the next request the backend receives, conditional or not: the body faults
+    /// answer a conditional request with the full record, broken, instead of a `304`.
     public enum Fault: Sendable, Equatable {
         /// Answer with this status and a PocketBase-shaped error body (`NetworkError/httpStatus(code:body:headers:)`
         /// with the default validation).
@@ -43,12 +56,14 @@ public final class InMemoryBackend: HTTPTransport {
         /// Drop the connection before answering (`NetworkError/transport(code:message:)`,
         /// `networkConnectionLost`).
         case dropConnection
-        /// Answer `200` with a body that is not JSON (`NetworkError/decoding(type:codingPath:message:)`).
+        /// Answer `200` with a body that is not JSON (`NetworkError/decoding(type:codingPath:message:)`), even
+        /// to a conditional request.
         case malformedBody
-        /// Answer with the real body cut in half (`NetworkError/decoding(type:codingPath:message:)`).
+        /// Answer with the real body cut in half (`NetworkError/decoding(type:codingPath:message:)`); a
+        /// conditional request gets the full response, cut, instead of a `304`.
         case truncatedBody
         /// Deliver the real response after a delay; past the request's timeout it fails with
-        /// `NetworkError/timeout`.
+        /// `NetworkError/timeout`. Within it, a conditional request may still be answered `304`.
         case slowBody(Duration)
     }
 
@@ -56,6 +71,8 @@ public final class InMemoryBackend: HTTPTransport {
         var required: [String]
         var records: [String: [String: JSONValue]] = [:]
         var order: [String] = []
+        /// The backend's `State.revision` when each record was last written: its `Last-Modified`.
+        var revisions: [String: Int64] = [:]
     }
 
     struct State {
@@ -64,6 +81,9 @@ public final class InMemoryBackend: HTTPTransport {
         var faults: [Fault] = []
         var latency: Duration = .zero
         var nextID = 0
+        /// How many records have been written, ever: each write gets the next number, so no two versions of
+        /// a record share one.
+        var revision: Int64 = 0
     }
 
     let state = Locked(State())
@@ -236,6 +256,8 @@ extension InMemoryBackend.State {
         }
         if collections[collection]?.records[stored] == nil { collections[collection]?.order.append(stored) }
         collections[collection]?.records[stored] = object
+        revision += 1
+        collections[collection]?.revisions[stored] = revision
         return stored
     }
 }
