@@ -24,7 +24,7 @@ extension InMemoryBackend {
         case .status(let code):
             return Self.error(code, "Injected failure.", url: request.url)
         case .dropConnection:
-            throw .transport(code: .networkConnectionLost, message: "The connection was dropped by InMemoryBackend.")
+            throw .transport(code: .networkConnectionLost, message: "the server closed the connection before answering")
         default:
             break
         }

@@ -53,8 +53,10 @@ public final class InMemoryBackend: HTTPTransport {
         /// Answer with this status and a PocketBase-shaped error body (`NetworkError/httpStatus(code:body:headers:)`
         /// with the default validation).
         case status(Int)
-        /// Drop the connection before answering (`NetworkError/transport(code:message:)`,
-        /// `networkConnectionLost`).
+        /// Drop the connection before answering: `NetworkError/transport(code:message:)` with
+        /// `networkConnectionLost` and "the server closed the connection before answering", exactly what
+        /// `URLSessionTransport` gives for a real server that closes the connection before any response byte,
+        /// so `RetryPolicy.standard` retries an idempotent request after it.
         case dropConnection
         /// Answer `200` with a body that is not JSON (`NetworkError/decoding(type:codingPath:message:)`), even
         /// to a conditional request.

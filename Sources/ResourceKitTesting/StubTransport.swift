@@ -176,9 +176,8 @@ public final class StubTransport: HTTPTransport {
         }
         for waiter in ready { waiter.resume() }
         guard let route else {
-            var message = "StubTransport has no stub for \(method) \(path) "
-            message += received.isEmpty ? "with no query" : "with the query \(Self.describe(received))"
-            message += " (\(request.url?.absoluteString ?? "<no URL>"))"
+            var message = "StubTransport has no stub for \(method) \(request.url?.absoluteString ?? "<no URL>")"
+            message += " (path \(path), " + (received.isEmpty ? "no query)" : "query \(Self.describe(received)))")
             if !stubbedQueries.isEmpty {
                 let stubbed = stubbedQueries.map { "?" + Self.describe($0) }.joined(separator: ", ")
                 message += "; \(method) \(path) is stubbed only for \(stubbed)"

@@ -50,7 +50,7 @@ import Testing
             #expect(
                 error
                     == .transport(
-                        code: .networkConnectionLost, message: "The connection was dropped by InMemoryBackend."))
+                        code: .networkConnectionLost, message: "the server closed the connection before answering"))
         case (.malformedBody, .decoding(let type, _, _)), (.truncatedBody, .decoding(let type, _, _)):
             #expect(type == "Note")
         default:

@@ -80,13 +80,13 @@ import Testing
         await #expect(
             throws: NetworkError.transport(
                 code: .unsupportedURL,
-                message: "StubTransport has no stub for GET /posts with the query page=3&q=a b"
-                    + " (http://x.test/posts?page=3&q=a%20b); GET /posts is stubbed only for ?page=1, ?")
+                message: "StubTransport has no stub for GET http://x.test/posts?page=3&q=a%20b"
+                    + " (path /posts, query page=3&q=a b); GET /posts is stubbed only for ?page=1, ?")
         ) { try await body("http://x.test/posts?page=3&q=a%20b") }
         await #expect(
             throws: NetworkError.transport(
                 code: .unsupportedURL,
-                message: "StubTransport has no stub for GET /other with no query (http://x.test/other)")
+                message: "StubTransport has no stub for GET http://x.test/other (path /other, no query)")
         ) { try await body("http://x.test/other") }
     }
 
