@@ -10,6 +10,10 @@ import ResourceKitTesting
 
 /// A TCP server on 127.0.0.1 that answers every request with one small JSON body and closes the connection
 /// (`Connection: close`), as HTTP/1.0 servers and many proxies do. It stops accepting when closed.
+///
+/// The first `closingFirst` connections get no answer at all: the server reads the request and closes the
+/// connection cleanly (a FIN, not a reset) before sending a byte, as a server that restarts or drops idle
+/// clients does.
 final class ClosingServer: Sendable {
     let port: UInt16
     private let descriptor: Int32
@@ -18,7 +22,7 @@ final class ClosingServer: Sendable {
     /// How many connections it has accepted.
     var connectionCount: Int { accepted.withLock { $0 } }
 
-    init(body: String) throws {
+    init(body: String, closingFirst: Int = 0) throws {
         (descriptor, port) = try listenOnLoopback()
         let fd = descriptor
         let accepted = accepted
@@ -30,9 +34,16 @@ final class ClosingServer: Sendable {
             while true {
                 let client = accept(fd, nil, nil)
                 guard client >= 0 else { return }
-                accepted.withLock { $0 += 1 }
+                let number = accepted.withLock { count in
+                    count += 1
+                    return count
+                }
                 var buffer = [UInt8](repeating: 0, count: 4096)
                 _ = read(client, &buffer, buffer.count)
+                if number <= closingFirst {
+                    closeWithoutAnswering(client)
+                    continue
+                }
                 // A client that cancelled may have closed its end: no SIGPIPE for that.
                 _ = head.withUnsafeBytes { send(client, $0.baseAddress, $0.count, noSignal) }
                 // A server that takes its time over the body (0 to 1 ms), so responses end at every moment.
@@ -55,6 +66,20 @@ final class ClosingServer: Sendable {
 #else
     private let noSignal: Int32 = 0
 #endif
+
+/// Ends the connection with a FIN before any response byte: shuts the sending side, drains what the client
+/// still sends (a body in a later segment) until it closes its side, so no reset is sent, then closes.
+private func closeWithoutAnswering(_ client: Int32) {
+    _ = shutdown(client, Int32(SHUT_WR))
+    // A client that keeps its side open cannot hold the server's thread for more than a few seconds.
+    var limit = timeval(tv_sec: 5, tv_usec: 0)
+    _ = setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    for _ in 0..<1024 {
+        guard read(client, &buffer, buffer.count) > 0 else { break }
+    }
+    _ = closeSocket(client)
+}
 
 private func closeSocket(_ descriptor: Int32) -> Int32 {
     #if canImport(Glibc)

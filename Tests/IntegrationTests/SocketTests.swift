@@ -3,6 +3,10 @@ import ResourceKit
 import ResourceKitTesting
 import Testing
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 @Suite(.timeLimit(.minutes(1))) struct SocketTests {
     @Test func cancellingAReadInFlightCancelsTheHTTPRequest() async throws {
         let server = try SilentServer()
@@ -32,5 +36,24 @@ import Testing
             Issue.record("expected .transport, got \(String(describing: error))"); return
         }
         #expect(code == .cannotConnectToHost)
+    }
+
+    /// Linux's `URLSession` converts timeouts with `Int(seconds) * 1000`, which traps on these.
+    @Test(arguments: [TimeInterval.nan, .infinity, -.infinity, 1e300])
+    func timeoutsURLSessionCannotConvertNeverCrashARequest(timeout: TimeInterval) async throws {
+        let server = try ClosingServer(body: #"{"id":1}"#)
+        defer { server.close() }
+        let base = "http://127.0.0.1:\(server.port)"
+        let configured = NetworkSession(baseURL: base, transport: URLSessionTransport(timeout: timeout))
+        #expect(try await configured.data(for: Endpoint(.get, "row")) == Data(#"{"id":1}"#.utf8))
+        // An adapter may set any timeout on the request itself.
+        let adapter = RequestAdapter { (request: URLRequest) async throws(NetworkError) -> URLRequest in
+            var request = request
+            request.timeoutInterval = timeout
+            return request
+        }
+        let adapted = NetworkSession(baseURL: base, transport: URLSessionTransport(timeout: 10), adapters: [adapter])
+        #expect(try await adapted.data(for: Endpoint(.get, "row")) == Data(#"{"id":1}"#.utf8))
+        #expect(server.connectionCount == 2)
     }
 }

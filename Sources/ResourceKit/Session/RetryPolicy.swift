@@ -5,16 +5,21 @@ import Foundation
 /// A request is retried when all of these hold:
 /// - it failed with a status in ``retryableStatusCodes`` (by default 408, 429, 500, 502, 503, 504) or a
 ///   transient transport error (the transport timed out, the connection was lost, the host could not be
-///   reached, the device is offline);
+///   reached, the device is offline). A connection the server closed before any byte of a response is a lost
+///   connection on every platform: ``URLSessionTransport`` reports it as `networkConnectionLost` on Linux too,
+///   where `URLSession` says `badServerResponse`;
 /// - its method is in ``retryableMethods`` (by default the idempotent ones: `GET`, `HEAD`, `OPTIONS`, `PUT`,
 ///   `DELETE`) or it carries an `Idempotency-Key` header, which opts any method in;
 /// - fewer than ``maximumAttempts`` attempts were made;
 /// - the caller has not cancelled, and the wait ends before the request's deadline.
 ///
 /// The wait before retry *n* is `initialDelay × multiplier^(n-1)`, capped at ``maximumDelay``, and with
-/// ``Jitter/full`` a uniformly random duration between zero and that. A `Retry-After` header (seconds or an
-/// HTTP date) replaces the computed wait; when it asks for longer than ``maximumRetryAfter``, the request
-/// is not retried and the error, whose ``NetworkError/headers`` hold `Retry-After`, is thrown at once.
+/// ``Jitter/full`` a uniformly random duration between zero and that. Out-of-range inputs are clamped,
+/// never a crash: a multiplier below 1 or NaN counts as 1, a negative wait as zero, a jitter draw outside
+/// `0..<1` as the nearest end (NaN as 1, the whole wait), and no computed wait exceeds 10⁹ seconds. A
+/// `Retry-After` header (seconds or an HTTP date) replaces the computed wait; when it asks for longer than
+/// ``maximumRetryAfter``, the request is not retried and the error, whose ``NetworkError/headers`` hold
+/// `Retry-After`, is thrown at once.
 ///
 /// ```swift
 /// let session = NetworkSession(baseURL: "https://api.example.com", retry: .standard)
@@ -32,7 +37,8 @@ public struct RetryPolicy: Sendable {
         /// clients that failed together do not retry together.
         public static let full = Jitter(random: { Double.random(in: 0..<1) })
 
-        /// Full jitter drawing from `random`, which returns a number in `0..<1`; for reproducible tests.
+        /// Full jitter drawing from `random`, which returns a number in `0..<1`; for reproducible tests. A draw
+        /// out of that range is clamped to it, and NaN counts as 1 (the whole computed wait).
         /// - Parameter random: The source of random numbers.
         /// - Returns: The jitter.
         public static func full(using random: @escaping @Sendable () -> Double) -> Jitter {
@@ -110,22 +116,35 @@ public struct RetryPolicy: Sendable {
         }
     }
 
-    /// The computed wait before retry `retry` (1 for the first), jitter included.
+    /// The longest computed wait, in seconds (about 31 years, the bound above which a timeout means none):
+    /// `Duration` cannot hold every `Double`, and nothing waits that long anyway.
+    static let longestWait: Double = 1e9
+
+    /// The computed wait before retry `retry` (1 for the first), jitter included. No policy traps here: a
+    /// multiplier below 1 or NaN counts as 1, a wait that is not positive as zero, one longer than
+    /// ``longestWait`` as that, and a draw as ``Jitter/unit(_:)`` clamps it.
     func backoff(beforeRetry retry: Int) -> Duration {
-        let factor = pow(max(multiplier, 1), Double(max(retry - 1, 0)))
-        let seconds = min(initialDelay.seconds * factor, maximumDelay.seconds)
-        guard seconds.isFinite, seconds > 0 else { return .zero }
-        let unit = jitter.random.map { min(max($0(), 0), 1) } ?? 1
-        return .seconds(seconds * unit)
+        let growth = multiplier.isNaN ? 1 : max(multiplier, 1)
+        let factor = pow(growth, Double(max(retry - 1, 0)))
+        // `0 × ∞` is NaN, which the guard turns into no wait.
+        let seconds = min(initialDelay.seconds * factor, maximumDelay.seconds, Self.longestWait)
+        guard seconds > 0 else { return .zero }
+        return .seconds(seconds * (jitter.random.map { Jitter.unit($0()) } ?? 1))
+    }
+}
+
+extension RetryPolicy.Jitter {
+    /// A draw clamped to `0...1`: below zero (−∞ included) as zero, above one (+∞ included) as one, and NaN
+    /// as one, the computed wait itself: a broken source of random numbers never makes retries come sooner.
+    static func unit(_ draw: Double) -> Double {
+        draw.isNaN ? 1 : min(max(draw, 0), 1)
     }
 }
 
 extension Duration {
-    /// The duration in seconds, as a `Double`.
-    var seconds: Double {
-        let (whole, attoseconds) = components
-        return Double(whole) + Double(attoseconds) / 1e18
-    }
+    /// The duration in seconds, as a `Double`. Computed from the whole duration, not from `components`,
+    /// whose whole seconds trap above `Int64.max` (a `.seconds(1e20)` is a valid `Duration`).
+    var seconds: Double { self / .seconds(1) }
 }
 
 /// Reads `Retry-After` (RFC 9110 §10.2.3): a number of seconds or an HTTP date.

@@ -13,28 +13,51 @@ public import Foundation
 ///   `401` response it is, with its headers and an empty body, instead of waiting for credentials (on
 ///   Linux, `URLSession` otherwise never completes such a request).
 ///
+/// A connection that the server closes before any byte of a response fails with
+/// ``NetworkError/transport(code:message:)`` and `networkConnectionLost` on every platform (on Linux,
+/// `URLSession` reports it as `badServerResponse`), so a ``RetryPolicy`` retries it for idempotent requests
+/// and nowhere else.
+///
 /// Cancelling the calling task cancels the `URLSessionTask`. ``NetworkSession`` enforces each request's
 /// deadline itself; `URLSession`'s own timeouts (whole seconds on Linux, measuring inactivity) still end a
-/// request that outlives them.
+/// request that outlives them. A timeout that is not positive, not finite, or above 10⁹ seconds, in the
+/// transport's configuration or in a request's `timeoutInterval`, means none (10⁹ seconds): Linux's
+/// `URLSession` would crash converting it to milliseconds.
 public struct URLSessionTransport: HTTPTransport {
     /// The session that runs the data tasks.
     public let session: URLSession
+    /// Why no request can run on `session`, if its configuration would crash `URLSession`.
+    private let unusable: String?
+
+    /// The message of the error for a connection closed before any byte of a response.
+    static let closedBeforeAnsweringMessage = "the server closed the connection before answering"
 
     /// Creates a transport on an existing session.
     ///
     /// On Linux, give the session a configuration with no URL cache (`urlCache = nil`):
     /// swift-corelibs-foundation crashes the process ("Trying to access a behaviour for a task that in not in
     /// the registry") when a request is cancelled just as a response it would cache completes. The other
-    /// initializers take care of it.
+    /// initializers take care of it. A `timeoutIntervalForRequest` that is not finite or above 10¹⁵ seconds
+    /// (too many milliseconds for an `Int`) would crash it too: every request on such a session fails with
+    /// ``NetworkError/invalidRequest(_:)`` instead; ``init(configuration:cookieStorage:)`` clamps it.
     /// - Parameter session: The session to use.
     public init(session: URLSession) {
         self.session = session
+        #if canImport(FoundationNetworking)
+            let timeout = session.configuration.timeoutIntervalForRequest
+            self.unusable =
+                Self.isUsableByFoundation(timeout)
+                ? nil : "the URLSession's timeoutIntervalForRequest (\(timeout)) is not a usable number of seconds"
+        #else
+            self.unusable = nil
+        #endif
     }
 
     /// Creates a transport with its own session, which stores no cookies and caches nothing.
     /// - Parameters:
-    ///   - timeout: The inactivity timeout of `URLSession`, in seconds (whole seconds on Linux). The
-    ///     deadline of a request is ``NetworkSession``'s `timeout` or the endpoint's.
+    ///   - timeout: The inactivity timeout of `URLSession`, in seconds (whole seconds on Linux); a value that
+    ///     is not positive, not finite, or above 10⁹ means none. The deadline of a request is
+    ///     ``NetworkSession``'s `timeout` or the endpoint's.
     ///   - maximumConnectionsPerHost: How many connections to one host may be open at once.
     ///   - cookieStorage: Where cookies are kept between requests; `nil` (the default) keeps none, so no
     ///     `Set-Cookie` from one response is sent back with the next request.
@@ -44,7 +67,7 @@ public struct URLSessionTransport: HTTPTransport {
         cookieStorage: HTTPCookieStorage? = nil
     ) {
         let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = timeout
+        configuration.timeoutIntervalForRequest = Self.inactivityTimeout(timeout)
         configuration.httpMaximumConnectionsPerHost = maximumConnectionsPerHost
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCache = nil
@@ -56,8 +79,9 @@ public struct URLSessionTransport: HTTPTransport {
     /// unless you pass a `cookieStorage`.
     ///
     /// On Linux the session gets no URL cache, whatever `configuration` says: swift-corelibs-foundation
-    /// crashes the process when a request is cancelled just as a response it would cache completes.
-    /// `configuration` itself is not changed.
+    /// crashes the process when a request is cancelled just as a response it would cache completes. A
+    /// `timeoutIntervalForRequest` that is not positive, not finite, or above 10⁹ seconds becomes 10⁹ seconds
+    /// (none, in effect). `configuration` itself is not changed.
     /// - Parameters:
     ///   - configuration: The configuration.
     ///   - cookieStorage: Where cookies are kept between requests; `nil` (the default) keeps none, even
@@ -67,8 +91,21 @@ public struct URLSessionTransport: HTTPTransport {
         #if canImport(FoundationNetworking)
             configuration.urlCache = nil
         #endif
+        configuration.timeoutIntervalForRequest = Self.inactivityTimeout(configuration.timeoutIntervalForRequest)
         Self.setCookies(cookieStorage, in: configuration)
         self.init(session: URLSession(configuration: configuration))
+    }
+
+    /// The timeout `URLSession` gets for `seconds`: itself when positive, finite and at most 10⁹ (about 31
+    /// years), otherwise 10⁹, which means none in effect, as ``NetworkSession`` reads such a timeout.
+    static func inactivityTimeout(_ seconds: TimeInterval) -> TimeInterval {
+        seconds.isFinite && seconds > 0 && seconds <= 1e9 ? seconds : 1e9
+    }
+
+    /// Whether swift-corelibs-foundation can turn the timeout into milliseconds without trapping
+    /// (`Int(seconds) * 1000`): NaN, infinities and values past `Int.max / 1000` cannot.
+    static func isUsableByFoundation(_ seconds: TimeInterval) -> Bool {
+        seconds.isFinite && abs(seconds) <= 1e15
     }
 
     private static func setCookies(_ storage: HTTPCookieStorage?, in configuration: URLSessionConfiguration) {
@@ -103,7 +140,18 @@ public struct URLSessionTransport: HTTPTransport {
         if let error, let challenged, !cancelled, NetworkError(error) == .cancelled {
             return .success(Self.response(challenged, body: Data()))
         }
-        if let error { return .failure(NetworkError(error)) }
+        if let error {
+            #if canImport(FoundationNetworking)
+                // swift-corelibs-foundation reports a connection closed before any response byte (libcurl's
+                // "Empty reply from server", its only use of this code) as `badServerResponse`; Darwin, and Linux
+                // for a reset connection, as `networkConnectionLost`. One error on every platform, which a retry
+                // policy retries for idempotent requests only.
+                if response == nil, (error as? URLError)?.code == .badServerResponse {
+                    return .failure(.transport(code: .networkConnectionLost, message: closedBeforeAnsweringMessage))
+                }
+            #endif
+            return .failure(NetworkError(error))
+        }
         guard let http = response as? HTTPURLResponse else {
             return .failure(.transport(code: .badServerResponse, message: "the response is not an HTTP response"))
         }
@@ -137,6 +185,14 @@ extension URLSessionTransport: CallbackTransport {
         handle: TaskHandle,
         completion: @escaping @Sendable (Result<HTTPResponse, NetworkError>) -> Void
     ) {
+        if let unusable {
+            completion(.failure(.invalidRequest(unusable)))
+            return
+        }
+        var request = request
+        // An adapter may have set any `timeoutInterval`; Linux's `URLSession` traps on the ones it cannot convert.
+        let timeout = Self.inactivityTimeout(request.timeoutInterval)
+        if timeout != request.timeoutInterval { request.timeoutInterval = timeout }
         let delegate = TaskDelegate()
         let task = session.dataTask(with: request) { data, response, error in
             completion(

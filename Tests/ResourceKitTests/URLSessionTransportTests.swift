@@ -1,0 +1,46 @@
+import Foundation
+import ResourceKit
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Timeouts `URLSession` cannot use: Linux's converts them with `Int(seconds) * 1000`, which traps on NaN,
+/// infinities and huge values. (Requests on a real socket: `SocketTests`.)
+@Suite struct URLSessionTransportTests {
+    static let unusable: [TimeInterval] = [.nan, .infinity, -.infinity, 1e300, 1e9 + 1, 0, -5]
+
+    @Test(arguments: unusable)
+    func aTimeoutThatIsNotAUsableNumberOfSecondsMeansNone(timeout: TimeInterval) {
+        #expect(URLSessionTransport(timeout: timeout).session.configuration.timeoutIntervalForRequest == 1e9)
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = timeout
+        #expect(
+            URLSessionTransport(configuration: configuration).session.configuration.timeoutIntervalForRequest == 1e9)
+    }
+
+    @Test func aUsableTimeoutIsKept() {
+        #expect(URLSessionTransport(timeout: 2.5).session.configuration.timeoutIntervalForRequest == 2.5)
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 1e9
+        #expect(
+            URLSessionTransport(configuration: configuration).session.configuration.timeoutIntervalForRequest == 1e9)
+    }
+
+    #if canImport(FoundationNetworking)
+        @Test(arguments: [TimeInterval.nan, .infinity, 1e300])
+        func aSessionWhoseTimeoutWouldCrashURLSessionFailsEveryRequestClearly(timeout: TimeInterval) async {
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.urlCache = nil
+            configuration.timeoutIntervalForRequest = timeout
+            let transport = URLSessionTransport(session: URLSession(configuration: configuration))
+            // Nothing listens on the discard port, and nothing is sent: the request fails before it starts.
+            let request = URLRequest(url: URL(string: "http://127.0.0.1:9/x")!)
+            await #expect(
+                throws: NetworkError.invalidRequest(
+                    "the URLSession's timeoutIntervalForRequest (\(timeout)) is not a usable number of seconds")
+            ) { try await transport.send(request) }
+        }
+    #endif
+}
