@@ -193,6 +193,8 @@ struct HTTPBinTests {
 final class EventCollector: NetworkLogging {
     private let log = Locked<[NetworkLogEvent]>([])
     var minimumLevel: LogLevel { .debug }
+    /// Every event, in order.
+    var events: [NetworkLogEvent] { log.withLock { $0 } }
     var requests: Int { log.withLock { $0.filter { if case .request = $0 { true } else { false } }.count } }
     /// The status of every response, in order.
     var statuses: [Int] {

@@ -73,9 +73,64 @@ import Testing
             #expect(headers[1][name] == nil, "\(name) reached another origin")
         }
         #expect(headers[1]["X-Trace"] == "t")
-        // Back on the base URL's origin, the adapter adds its credential again; the dropped cookie stays dropped.
+        // Back on the endpoint's origin, the hop gets what a direct request gets: the adapter's credential and
+        // the endpoint's own headers.
         #expect(headers[2]["Authorization"] == "Bearer secret")
-        #expect(headers[2]["Cookie"] == nil)
+        #expect(headers[2]["Cookie"] == "s=1")
+        #expect(headers[2]["Proxy-Authorization"] == "Basic eA==")
+    }
+
+    static let secretDefaults: HTTPHeaders = [
+        "Cookie": "sid=1", "Proxy-Authorization": "Basic cHg=", "X-Client": "app",
+    ]
+
+    func sent(_ name: String, _ transport: ScriptedTransport) -> [String?] {
+        transport.requests.map { $0.value(forHTTPHeaderField: name) }
+    }
+
+    @Test(arguments: [
+        CredentialScope.baseURL(and: [URL(string: "https://cdn.other.test")!]), .anyOrigin,
+    ])
+    func defaultCredentialsReachATrustedOriginAfterARedirectAsWhenAskedDirectly(scope: CredentialScope) async throws {
+        let transport = ScriptedTransport([Self.redirect(302, to: "https://cdn.other.test/x"), .status(204)])
+        let session = NetworkSession(
+            baseURL: "http://test.local/api", transport: transport, defaultHeaders: Self.secretDefaults,
+            adapters: [token], credentialScope: scope)
+        try await session.send(Endpoint(.get, "posts/1"))
+        try await session.send(Endpoint(.get, "https://cdn.other.test/x"))
+        #expect(sent("Cookie", transport) == ["sid=1", "sid=1", "sid=1"])
+        #expect(sent("Proxy-Authorization", transport) == ["Basic cHg=", "Basic cHg=", "Basic cHg="])
+        #expect(sent("Authorization", transport) == ["Bearer secret", "Bearer secret", "Bearer secret"])
+    }
+
+    @Test func theBaseOriginGetsItsDefaultCredentialsBackAfterABounceThroughAnotherHost() async throws {
+        let transport = ScriptedTransport([
+            Self.redirect(302, to: "http://login.other.test/sso"), Self.redirect(302, to: "http://test.local/api/back"),
+            .status(204),
+        ])
+        let session = NetworkSession(
+            baseURL: "http://test.local/api", transport: transport, defaultHeaders: Self.secretDefaults,
+            adapters: [token])
+        try await session.send(Endpoint(.get, "posts/1"))
+        #expect(transport.requests.map { $0.url?.host } == ["test.local", "login.other.test", "test.local"])
+        #expect(sent("Cookie", transport) == ["sid=1", nil, "sid=1"])
+        #expect(sent("Proxy-Authorization", transport) == ["Basic cHg=", nil, "Basic cHg="])
+        #expect(sent("Authorization", transport) == ["Bearer secret", nil, "Bearer secret"])
+        #expect(sent("X-Client", transport) == ["app", "app", "app"])
+    }
+
+    @Test func theEndpointsOwnCredentialsGoOnlyToItsOriginWhileTheSessionsFollowTheScope() async throws {
+        let transport = ScriptedTransport([
+            Self.redirect(307, to: "https://cdn.other.test/x"), Self.redirect(307, to: "http://test.local/api/y"),
+            .status(204),
+        ])
+        let session = NetworkSession(
+            baseURL: "http://test.local/api", transport: transport, defaultHeaders: ["Cookie": "sid=1"],
+            credentialScope: .baseURL(and: [URL(string: "https://cdn.other.test")!]))
+        try await session.send(Endpoint(.get, "posts/1", headers: ["Cookie": "mine=2", "Authorization": "Key k"]))
+        // On the trusted CDN the endpoint's cookie is dropped and the session's applies, as it would directly.
+        #expect(sent("Cookie", transport) == ["mine=2", "sid=1", "mine=2"])
+        #expect(sent("Authorization", transport) == ["Key k", nil, "Key k"])
     }
 
     @Test(arguments: ["https://test.local/api/x", "http://test.local:8080/api/x"])

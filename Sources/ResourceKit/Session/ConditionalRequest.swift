@@ -33,8 +33,9 @@ extension NetworkSession {
         }
         let (request, base) = try await buildRequest(for: endpoint)
         var exchange = Exchange(
-            request: request, base: base, redirects: endpoint.redirects ?? redirects,
-            retry: endpoint.retry ?? retry, deadline: Self.deadline(endpoint.timeout ?? timeout))
+            request: request, base: base, ownCredentials: Redirect.credentials(in: endpoint.headers),
+            redirects: endpoint.redirects ?? redirects, retry: endpoint.retry ?? retry,
+            deadline: Self.deadline(endpoint.timeout ?? timeout))
         exchange.acceptsNotModified = kept != nil
         let response = try await perform(exchange)
         if response.statusCode == 304, let kept {

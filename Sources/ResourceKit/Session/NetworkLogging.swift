@@ -59,7 +59,9 @@ public enum NetworkLogEvent: Sendable, Equatable, CustomStringConvertible {
 /// What the session hides in log events: values of secret headers, values of query items with secret names,
 /// and (always) user info in URLs. Names compare case-insensitively. A hidden header value reads
 /// `<redacted>`; in a URL, hidden user info and query values read `redacted`
-/// (`https://redacted@api.example.com/posts?token=redacted&page=2`).
+/// (`https://redacted@api.example.com/posts?token=redacted&page=2`). The URLs in URL-valued headers
+/// (`Location`, `Content-Location`, `Referer`, and each target of `Link`) are redacted the same way, and so
+/// are the response headers inside the ``NetworkError`` of `.retry` and `.failure` events.
 ///
 /// ```swift
 /// let session = NetworkSession(
@@ -101,11 +103,75 @@ public struct LogRedaction: Sendable, Equatable {
         LogRedaction(headers: self.headers.union(headers), queryItems: self.queryItems.union(queryItems))
     }
 
-    /// The headers with secret values replaced.
+    /// Header names whose values are a URL reference, redacted as URLs.
+    static let urlHeaders: Set<String> = ["location", "content-location", "referer"]
+
+    /// The headers with secret values replaced, and the URLs in `Location`, `Content-Location`, `Referer` and
+    /// `Link` redacted as URLs are.
     public func redact(_ headers: HTTPHeaders) -> HTTPHeaders {
         var result = HTTPHeaders()
         for field in headers {
-            result[field.name] = self.headers.contains(field.name.lowercased()) ? "<redacted>" : field.value
+            let name = field.name.lowercased()
+            if self.headers.contains(name) {
+                result[field.name] = "<redacted>"
+            } else if Self.urlHeaders.contains(name) {
+                result[field.name] = redact(reference: field.value)
+            } else if name == "link" {
+                result[field.name] = redact(links: field.value)
+            } else {
+                result[field.name] = field.value
+            }
+        }
+        return result
+    }
+
+    /// The error with the response headers it carries redacted like logged headers.
+    func redact(_ error: NetworkError) -> NetworkError {
+        switch error {
+        case .httpStatus(let code, let body, let headers):
+            return .httpStatus(code: code, body: body, headers: redact(headers))
+        case .server(var server):
+            server.headers = redact(server.headers)
+            return .server(server)
+        case .authenticationFailed(let inner):
+            return .authenticationFailed(redact(inner))
+        default:
+            return error
+        }
+    }
+
+    /// A URL reference (absolute or relative) as text, redacted; `redacted` when it does not parse.
+    private func redact(reference: String) -> String {
+        guard let url = URL(string: reference.trimmingCharacters(in: .whitespaces)) else { return "redacted" }
+        return redact(url)
+    }
+
+    /// A `Link` header (RFC 8288) with every `<target>` redacted; parameters, quoted strings included, stay.
+    private func redact(links value: String) -> String {
+        var result = ""
+        var index = value.startIndex
+        var isQuoted = false
+        var isEscaped = false
+        while index < value.endIndex {
+            let character = value[index]
+            if !isQuoted, character == "<" {
+                let start = value.index(after: index)
+                // An unterminated target runs to the end: it is redacted all the same.
+                let end = value[start...].firstIndex(of: ">") ?? value.endIndex
+                result += "<" + redact(reference: String(value[start..<end]))
+                if end < value.endIndex { result += ">" }
+                index = end < value.endIndex ? value.index(after: end) : end
+                continue
+            }
+            if isEscaped {
+                isEscaped = false
+            } else if isQuoted, character == "\\" {
+                isEscaped = true
+            } else if character == "\"" {
+                isQuoted.toggle()
+            }
+            result.append(character)
+            index = value.index(after: index)
         }
         return result
     }

@@ -10,6 +10,9 @@
 struct Exchange: Sendable {
     var request: URLRequest
     var base: URL?
+    /// `Authorization`, `Proxy-Authorization` and `Cookie` as the endpoint set them: they go to every hop on
+    /// the origin of `request`, and to no other.
+    var ownCredentials: HTTPHeaders
     var redirects: RedirectPolicy
     var retry: RetryPolicy
     /// Time allowed from the start; `nil` for none.
@@ -53,11 +56,11 @@ extension NetworkSession {
                 let (wakeUp, delay) = retryInstant(
                     after: failure, response: failedResponse, attempt: attempt, exchange: exchange, deadline: deadline)
             else {
-                logger.log(.error, .failure(url: url, error: failure))
+                logger.log(.error, .failure(url: url, error: redaction.redact(failure)))
                 throw failure
             }
             if logger.minimumLevel <= .info {
-                logger.log(.info, .retry(attempt: attempt, url: url, delay: delay, error: failure))
+                logger.log(.info, .retry(attempt: attempt, url: url, delay: delay, error: redaction.redact(failure)))
             }
             do {
                 try await clock.sleep(until: wakeUp)
@@ -134,7 +137,7 @@ extension NetworkSession {
                         status: response.statusCode, url: url, headers: redaction.redact(response.headers),
                         bodySize: response.body.count, duration: ContinuousClock.now - start))
             }
-            guard exchange.redirects.maximumHops > 0, let next = try Redirect.next(after: hop, response: response)
+            guard exchange.redirects.maximumHops > 0, var next = try Redirect.next(after: hop, response: response)
             else { return (response, credential) }
             guard hops < exchange.redirects.maximumHops else {
                 throw .transport(
@@ -146,8 +149,27 @@ extension NetworkSession {
                 logger.log(
                     .debug, .redirect(status: response.statusCode, from: url, to: redaction.redact(next.url)))
             }
+            addCredentials(to: &next, of: exchange)
             hop = next
         }
+    }
+
+    /// Gives a redirect hop, which carries no credential header, those a direct request to its URL gets: the
+    /// session's default `Authorization`, `Proxy-Authorization` and `Cookie` when the URL is in the credential
+    /// scope (as ``buildRequest(for:)`` adds them), and the endpoint's own, which win, when the URL is on the
+    /// endpoint's origin. Adapters and the authenticator run on every hop by the same scope.
+    private nonisolated func addCredentials(to hop: inout URLRequest, of exchange: Exchange) {
+        guard let url = hop.url else { return }
+        var credentials = HTTPHeaders()
+        if defaultHeadersCarryCredentials, credentialScope.contains(url, base: exchange.base) {
+            for name in Redirect.credentialHeaders { credentials[name] = defaultHeaders[name] }
+        }
+        if exchange.ownCredentials.count > 0, let origin = Origin(url),
+            origin == exchange.request.url.flatMap(Origin.init)
+        {
+            credentials = credentials.merging(exchange.ownCredentials)
+        }
+        for field in credentials { hop.setValue(field.value, forHTTPHeaderField: field.name) }
     }
 
     /// Waits for the authenticator's refresh, at most until the deadline and only while the caller waits: the

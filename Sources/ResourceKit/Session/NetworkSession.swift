@@ -35,7 +35,8 @@ public actor NetworkSession {
     /// `ResourceKit/<version>`: the `User-Agent` of requests for which neither the endpoint nor the session
     /// sets one.
     public static let defaultUserAgent = "ResourceKit/\(libraryVersion)"
-    /// The origins adapters and the authenticator may send credentials to.
+    /// The origins adapters and the authenticator may send credentials to, and that get the credentials among
+    /// ``defaultHeaders``, on every redirect hop as on a direct request.
     public nonisolated let credentialScope: CredentialScope
     /// How redirects are followed, unless an endpoint sets its own.
     public nonisolated let redirects: RedirectPolicy
@@ -60,15 +61,17 @@ public actor NetworkSession {
     ///   - transport: Sends the requests; `URLSessionTransport` by default.
     ///   - defaultHeaders: Headers for every request; an endpoint's header of the same name wins.
     ///     `Authorization`, `Proxy-Authorization` and `Cookie` among them go only to origins in
-    ///     `credentialScope`.
+    ///     `credentialScope`: to every request and redirect hop to such an origin, to none elsewhere. The
+    ///     endpoint's own credential headers go only to the endpoint's origin, also after redirects.
     ///   - encoder: Encodes JSON bodies.
     ///   - decoder: Decodes JSON responses.
     ///   - adapters: Hooks that may change each request before it is sent, such as adding a fixed API key.
-    ///     They run only for requests to origins in `credentialScope`.
-    ///   - authenticator: Applies a credential to each request to an origin in `credentialScope` and
-    ///     refreshes it, once for all requests, when the server rejects it.
-    ///   - credentialScope: The origins adapters and the authenticator may send credentials to; only the
-    ///     base URL's by default.
+    ///     They run only for requests and redirect hops to origins in `credentialScope`.
+    ///   - authenticator: Applies a credential to each request and redirect hop to an origin in
+    ///     `credentialScope` and refreshes it, once for all requests, when the server rejects it.
+    ///   - credentialScope: The origins adapters, the authenticator and the credentials among
+    ///     `defaultHeaders` may go to; only the base URL's by default. Every redirect hop gets what a direct
+    ///     request to its origin would get.
     ///   - redirects: How redirects are followed; up to 10 hops by default.
     ///   - retry: How failed requests are retried; never by default.
     ///   - timeout: The deadline of every request, in seconds: from the first attempt through redirects,
@@ -158,8 +161,8 @@ public actor NetworkSession {
         let (request, base) = try await buildRequest(for: endpoint)
         let deadline = Self.deadline(endpoint.timeout ?? timeout)
         let exchange = Exchange(
-            request: request, base: base, redirects: endpoint.redirects ?? redirects,
-            retry: endpoint.retry ?? retry, deadline: deadline)
+            request: request, base: base, ownCredentials: Redirect.credentials(in: endpoint.headers),
+            redirects: endpoint.redirects ?? redirects, retry: endpoint.retry ?? retry, deadline: deadline)
         return try await perform(exchange)
     }
 

@@ -10,9 +10,13 @@
 /// The session follows redirects itself; the transport returns them. On every hop:
 /// - `307` and `308` repeat the request as it was, body included; `303` becomes a `GET` (a `HEAD` stays a
 ///   `HEAD`) without a body, and so does a `POST` answered with `301` or `302`, as browsers do;
-/// - a hop to another origin (scheme, host or port) drops `Authorization`, `Proxy-Authorization` and
-///   `Cookie`, and the session's adapters and authenticator run only for origins in its
-///   ``CredentialScope``;
+/// - a hop gets exactly the credentials a direct request to its URL would get: the session's adapters, its
+///   authenticator and the `Authorization`, `Proxy-Authorization` and `Cookie` among its default headers
+///   when the hop's origin (scheme, host and port) is in its ``CredentialScope``, none of them elsewhere;
+///   the endpoint's own `Authorization`, `Proxy-Authorization` and `Cookie` only on the endpoint's origin.
+///   So credentials are dropped on a hop out of scope and come back on a hop back into it (api → login →
+///   api), and a CDN trusted with ``CredentialScope/baseURL(and:)`` or ``CredentialScope/anyOrigin`` gets
+///   the session's credentials after a redirect as it does when asked directly, but not the endpoint's own;
 /// - more hops than the policy allows end the request with
 ///   ``NetworkError/transport(code:message:)`` and `URLError.httpTooManyRedirects`.
 public struct RedirectPolicy: Sendable, Equatable {
@@ -33,12 +37,14 @@ public struct RedirectPolicy: Sendable, Equatable {
     public static let none = RedirectPolicy(maximumHops: 0)
 }
 
-/// The origins that the session's adapters and authenticator may send credentials to.
+/// The origins that the session's adapters and authenticator may send credentials to, and that get the
+/// `Authorization`, `Proxy-Authorization` and `Cookie` among its default headers.
 ///
 /// An origin is a scheme, host and port: `https://api.example.com` and `https://api.example.com:443` are
 /// the same origin, `http://api.example.com` and `https://cdn.example.com` are others. By default only the
 /// base URL's origin gets credentials, so an absolute `Link` to another host, an absolute endpoint URL or a
-/// redirect elsewhere is sent without them.
+/// redirect elsewhere is sent without them. The scope decides for every redirect hop as for a direct
+/// request, so a hop back to an origin in scope has its credentials again.
 public struct CredentialScope: Sendable, Equatable {
     let includesBaseURL: Bool
     let others: Set<Origin>
@@ -108,9 +114,15 @@ enum Redirect {
             next.setValue(nil, forHTTPHeaderField: "Content-Type")
             next.setValue(nil, forHTTPHeaderField: "Content-Length")
         }
-        if Origin(current) != Origin(target) {
-            for name in credentialHeaders { next.setValue(nil, forHTTPHeaderField: name) }
-        }
+        // The session gives the hop the credentials a direct request to `target` gets, whatever the last one had.
+        for name in credentialHeaders { next.setValue(nil, forHTTPHeaderField: name) }
         return next
+    }
+
+    /// The credential headers among `headers`.
+    static func credentials(in headers: HTTPHeaders) -> HTTPHeaders {
+        var credentials = HTTPHeaders()
+        for name in credentialHeaders { credentials[name] = headers[name] }
+        return credentials
     }
 }
