@@ -47,6 +47,8 @@ enum ScheduleSettings {
 /// in; a queued mutation's is the moment it is sent, a completed mutation's the moment it completes); the
 /// shown answer is the newest-ranked one that arrived; the state is `loading` while a caller newer than that
 /// waits. Reads of one id share a request unless a mutation completed (or was abandoned) after it was sent.
+/// A failure changes no value: an older answer that arrives after it, newer than the value it keeps, becomes
+/// its `previous`.
 struct ResourceModel {
     enum Kind: Equatable {
         case read(String)
@@ -70,6 +72,8 @@ struct ResourceModel {
     var clock = 0
     var settled: ResourceState<Post> = .idle
     var settledRank = 0
+    /// The rank of the value `settled` holds (its `previous` when it is a failure).
+    var valueRank = 0
     var operations: [Operation] = []
     var callOperation: [Int: Int] = [:]
     var startedCount = 0
@@ -166,6 +170,14 @@ struct ResourceModel {
                 case .failure(let error): settled = .failure(error, previous: settled.value)
                 }
                 settledRank = rank
+                if case .success = result { valueRank = rank }
+                changed = true
+            } else if rank > valueRank, case .success(let outcome) = result, case .failure(let error, _) = settled {
+                switch outcome {
+                case .value(let post): settled = .failure(error, previous: post)
+                case .removed: settled = .failure(error, previous: nil)
+                }
+                valueRank = rank
                 changed = true
             }
             operation.callers = []

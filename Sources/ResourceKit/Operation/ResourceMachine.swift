@@ -51,7 +51,13 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
     /// The newest answer that landed (or the initial state), and its rank.
     private var settled: ResourceState<Value>
     private var settledRank: UInt64 = 0
-    /// The read whose answer is `settled`, for ``ReadPolicy/skipIfLoaded``.
+    /// The rank of the value in `settled` (its `previous` when it is a failure). A failure changes no value
+    /// on the server, so it leaves this rank as it was: an answer older than the failure but newer than the
+    /// value it keeps is what the resource would show without the failed operation, and becomes its
+    /// `previous`. Below `settledRank` only while `settled` is a failure.
+    private var valueRank: UInt64 = 0
+    /// The read whose answer is `settled`, for ``ReadPolicy/skipIfLoaded``. A store's resource keeps it through
+    /// its own mutations and news from other holders, which keep the item it loaded current.
     private var loadedKey: RequestKey?
     private var isShowingLoading: Bool
     /// Changes whenever `settled` does.
@@ -76,14 +82,15 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
 
     init(
         state: ResourceState<Value>, timeline: Timeline? = nil, sharing: Sharing? = nil, settledRank: UInt64 = 0,
-        loadedAt: Duration? = nil, validators: Validators? = nil
+        loadedAt: Duration? = nil, validators: Validators? = nil, loadedKey: RequestKey? = nil
     ) {
         self.timeline = timeline
         self.sharing = sharing
         self.settledRank = settledRank
+        valueRank = settledRank
         self.loadedAt = loadedAt
         self.validators = validators
-        if validators != nil { loadedKey = sharing?.key }
+        self.loadedKey = loadedKey
         self.state = state
         isShowingLoading = state.isLoading
         // A resource made in `.loading` for a preview settles on its previous value when an operation ends.
@@ -102,7 +109,7 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
         work: @escaping OperationWork<Outcome, Context>
     ) -> Effects {
         var effects = Effects.none
-        if policy == .skipIfLoaded, let key, holdsAnswer(of: key), case .available(let value) = state {
+        if policy == .skipIfLoaded, let key, loadedKey == key, case .available(let value) = state {
             effects.resume(waiter, with: .success(.value(value)))
             return effects
         }
@@ -201,10 +208,22 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
             if rank > settledRank, let landed = settledState(after: result) {
                 settled = landed
                 settledRank = rank
-                if !operation.isSerial, case .success = result { loadedKey = key } else { loadedKey = nil }
+                if case .success = result {
+                    // A store's resource holds one item: its own change keeps that item loaded.
+                    if !operation.isSerial { loadedKey = key } else if sharing == nil { loadedKey = nil }
+                } else {
+                    loadedKey = nil
+                }
                 if case .success(let outcome) = result {
+                    valueRank = rank
                     land(outcome, rank: rank, created: creates)
                 }
+                settledChanged = true
+            } else if rank > valueRank, case .success(let outcome) = result, case .failure(let error, _) = settled {
+                // Older than a failure, newer than the value the failure keeps.
+                settled = .failure(error, previous: outcome.value)
+                valueRank = rank
+                land(outcome, rank: rank, created: creates)
                 settledChanged = true
             }
             operation.callers.resumeAll(with: result, into: &effects)
@@ -218,8 +237,8 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
 
     // MARK: Helpers
 
-    /// Whether the settled value is the answer of `key`: loaded by it, or, for a store's resource, any value
-    /// of its item.
+    /// Whether the settled value is the answer of `key` for freshness: loaded by it, or, for a store's
+    /// resource, any value of its item (another holder's copy included).
     private func holdsAnswer(of key: RequestKey) -> Bool {
         loadedKey == key || (sharing?.key == key && settled.value != nil)
     }
@@ -305,10 +324,19 @@ extension ResourceMachine {
         return KeptValue(value: value, validators: validators)
     }
 
-    /// What a store remembers of the resource when it is freed: its settled value, if it has one.
-    func snapshot() -> (value: Value, rank: UInt64, loadedAt: Duration?, validators: Validators?)? {
+    /// What a store remembers of the resource when it is freed: its settled value, if it has one, and the read
+    /// that loaded it, if one did.
+    func snapshot() -> Snapshot? {
         guard case .available(let value) = settled else { return nil }
-        return (value, settledRank, loadedAt, validators)
+        return Snapshot(value: value, rank: settledRank, loadedAt: loadedAt, validators: validators, loadedKey: loadedKey)
+    }
+
+    struct Snapshot {
+        var value: Value
+        var rank: UInt64
+        var loadedAt: Duration?
+        var validators: Validators?
+        var loadedKey: RequestKey?
     }
 
     /// The value is stale: a fresh-only read asks the server again.
@@ -329,9 +357,15 @@ extension ResourceMachine {
         for item in incoming {
             switch item.kind {
             case .fact:
-                guard item.rank > settledRank else { continue }
-                settledRank = item.rank
-                settled = item.value.map { .available($0) } ?? .idle
+                guard item.rank > valueRank else { continue }
+                valueRank = item.rank
+                if item.rank > settledRank {
+                    settledRank = item.rank
+                    settled = item.value.map { .available($0) } ?? .idle
+                } else if case .failure(let error, _) = settled {
+                    // Older than a failure, newer than the value the failure keeps (see `valueRank`).
+                    settled = .failure(error, previous: item.value)
+                }
                 validators = nil
                 loadedAt = now
                 // A read sent before this change may answer with the older value: no new caller joins it.

@@ -1,13 +1,14 @@
 /// How a store's resource reaches its store; made where the item's id type is known.
+///
+/// The closures hold the store strongly: a member keeps its store alive, so news keeps flowing between the
+/// members however the app holds them. The store holds its members weakly, so there is no cycle.
 struct ResourceLink<Remote: RemoteResource>: Sendable {
     /// The read of the resource's item: the only one it may send.
     let readKey: RequestKey?
     let publish: @Sendable (Resource<Remote>, [ResourceNews<Remote.Value>]) -> Void
     let refetch: @Sendable (Resource<Remote>) async -> Void
     /// Called from `deinit`, with the value to remember.
-    let release:
-        @Sendable (ObjectIdentifier, (value: Remote.Value, rank: UInt64, loadedAt: Duration?, validators: Validators?)?)
-            -> Void
+    let release: @Sendable (ObjectIdentifier, ResourceMachine<Remote.Value>.Snapshot?) -> Void
 }
 
 /// How a store's list reaches its store.
@@ -33,19 +34,19 @@ extension ResourceStore {
         let readKey = (try? Remote.readEndpoint(for: id))?.requestKey
         let link = ResourceLink<Remote>(
             readKey: readKey,
-            publish: { [weak self] resource, news in
+            publish: { resource, news in
                 // A value is news of its own id: an update that answered another item is that item's news.
                 let items = news.map { news in news.with(id: news.kind == .fact ? news.value?.id ?? id : id) }
-                self?.publish(items, from: ObjectIdentifier(resource))
+                self.publish(items, from: ObjectIdentifier(resource))
             },
             refetch: { resource in _ = try? await resource.read(id) },
-            release: { [weak self] identifier, snapshot in
+            release: { identifier, snapshot in
                 let remembered = snapshot.map {
                     CachedItem(
                         value: $0.value, rank: $0.rank, loadedAt: $0.loadedAt, validators: $0.validators,
-                        readKey: readKey, cost: Remote.cost(of: $0.value))
+                        readKey: $0.loadedKey, cost: Remote.cost(of: $0.value))
                 }
-                self?.released.withLock {
+                self.released.withLock {
                     $0.append(.resource(key: key, item: item, object: identifier, remembered: remembered))
                 }
             })
@@ -67,7 +68,8 @@ extension ResourceStore {
                 machine = ResourceMachine(
                     state: .available(value), timeline: session.timeline,
                     sharing: .init(key: readKey, publishes: true), settledRank: cached.rank,
-                    loadedAt: cached.loadedAt, validators: cached.readKey == readKey ? cached.validators : nil)
+                    loadedAt: cached.loadedAt, validators: cached.readKey == readKey ? cached.validators : nil,
+                    loadedKey: cached.readKey == readKey ? readKey : nil)
             }
             let resource = Resource(session: session, machine: machine, link: link)
             registry.resources[key] = WeakMember(object: resource)
@@ -100,9 +102,9 @@ extension ResourceStore {
         let key = StoreKey(type: ObjectIdentifier(Remote.self), id: id)
         let itemType = ObjectIdentifier(Remote.Item.self)
         let link = ListLink<Remote>(
-            publish: { [weak self] list, news in self?.publish(news, from: ObjectIdentifier(list)) },
-            release: { [weak self] identifier in
-                self?.released.withLock { $0.append(.list(key: key, itemType: itemType, object: identifier)) }
+            publish: { list, news in self.publish(news, from: ObjectIdentifier(list)) },
+            release: { identifier in
+                self.released.withLock { $0.append(.list(key: key, itemType: itemType, object: identifier)) }
             })
         let session = session
         return withRegistry { registry in

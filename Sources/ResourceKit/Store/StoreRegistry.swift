@@ -12,6 +12,7 @@ struct CachedItem: Sendable {
     var rank: UInt64
     var loadedAt: Duration?
     var validators: Validators?
+    /// The read that loaded the value, if one did (a value a resource only started from has none).
     var readKey: RequestKey?
     /// What it counts against the store's capacity.
     var cost: Int

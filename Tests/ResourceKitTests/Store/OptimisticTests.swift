@@ -237,4 +237,55 @@ import Testing
         #expect(detail.state == .idle)
         #expect(list.listState.content == .available([storePosts[0], storePosts[2]]))
     }
+
+    /// A refused change changes nothing on the server: news that arrives after the refusal, from a page sent
+    /// before it, is what the asker would show without the change, so it becomes the failure's `previous`.
+    @Test func aRefusedUpdateFallsBackToNewsThatCrossedIt() async throws {
+        let (detail, preview, list) = try await loadedHolders()
+        let recorder = detail.recordStates()
+        let refresh = Task { try await list.refresh() }
+        try await transport.waitForRequests(2)
+        let optimistic = Post(id: "42", title: "Edited")
+        let update = Task { try await detail.update(optimistic, optimistic: optimistic) }
+        try await transport.waitForRequests(3)
+        transport.answer(2, json: "{}", status: 400)
+        let refused = NetworkError.httpStatus(code: 400, body: Data("{}".utf8))
+        await #expect(throws: refused) { try await update.value }
+        let newer = Post(id: "42", title: "Newer")
+        transport.answer(1, .success(feedPage(posts(with: newer))))
+        _ = try await refresh.value
+        #expect(list.items == posts(with: newer))
+        #expect(preview.state == .available(newer))
+        #expect(
+            try await recorder.waitForCount(4) == [
+                .available(original), .loading(previous: optimistic), .failure(refused, previous: original),
+                .failure(refused, previous: newer),
+            ])
+        extendLifetime((detail, preview, list))
+    }
+
+    /// The same for the asker's own read, sent before the refused change and answered after it.
+    @Test func aRefusedUpdateFallsBackToItsOwnReadThatCrossedIt() async throws {
+        let (detail, preview, list) = try await loadedHolders()
+        let recorder = detail.recordStates()
+        let read = Task { try await detail.read("42") }
+        try await transport.waitForRequests(2)
+        let optimistic = Post(id: "42", title: "Edited")
+        let update = Task { try await detail.update(optimistic, optimistic: optimistic) }
+        try await transport.waitForRequests(3)
+        transport.answer(2, json: "{}", status: 400)
+        let refused = NetworkError.httpStatus(code: 400, body: Data("{}".utf8))
+        await #expect(throws: refused) { try await update.value }
+        let newer = Post(id: "42", title: "Newer")
+        transport.answer(1, .success(postResponse(newer)))
+        #expect(try await read.value == newer)
+        #expect(preview.state == .available(newer))
+        #expect(list.items == posts(with: newer))
+        #expect(
+            try await recorder.waitForCount(5) == [
+                .available(original), .loading(previous: original), .loading(previous: optimistic),
+                .failure(refused, previous: original), .failure(refused, previous: newer),
+            ])
+        extendLifetime((detail, preview, list))
+    }
 }
