@@ -328,7 +328,8 @@ extension ResourceMachine {
     /// that loaded it, if one did.
     func snapshot() -> Snapshot? {
         guard case .available(let value) = settled else { return nil }
-        return Snapshot(value: value, rank: settledRank, loadedAt: loadedAt, validators: validators, loadedKey: loadedKey)
+        return Snapshot(
+            value: value, rank: settledRank, loadedAt: loadedAt, validators: validators, loadedKey: loadedKey)
     }
 
     struct Snapshot {
