@@ -125,6 +125,24 @@ import Testing
         }
         #expect(inner.headers?["Set-Cookie"] == "<redacted>")
     }
+
+    /// A `Location` that cannot be followed is named in the error, which the `.failure` event logs: the name
+    /// goes through the URL redaction too.
+    @Test func anUnfollowableLocationIsRedactedInTheErrorAndItsFailureEvent() async throws {
+        let location = "ftp://bob:pw@files.test/x?access_token=t0k"
+        let transport = ScriptedTransport([.status(302, headers: ["Location": location]), .status(204)])
+        let logger = EventCollector()
+        let session = NetworkSession(baseURL: "http://test.local/api", transport: transport, logger: logger)
+        let error = await #expect(throws: NetworkError.self) { try await session.send(Endpoint(.get, "posts")) }
+        #expect(
+            error
+                == .invalidResponse(
+                    "the redirect's Location 'ftp://redacted@files.test/x?access_token=redacted' is not an http or https URL"
+                ))
+        #expect(logger.events.contains { if case .failure = $0 { true } else { false } })
+        #expect(!logger.events.map(\.description).joined().contains("t0k"))
+        #expect(!logger.events.map(\.description).joined().contains("pw"))
+    }
 }
 
 /// Rejects every response with one error.

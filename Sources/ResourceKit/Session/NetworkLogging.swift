@@ -141,7 +141,7 @@ public struct LogRedaction: Sendable, Equatable {
     }
 
     /// A URL reference (absolute or relative) as text, redacted; `redacted` when it does not parse.
-    private func redact(reference: String) -> String {
+    func redact(reference: String) -> String {
         guard let url = URL(string: reference.trimmingCharacters(in: .whitespaces)) else { return "redacted" }
         return redact(url)
     }

@@ -92,15 +92,19 @@ enum Redirect {
     static let statuses: Set<Int> = [301, 302, 303, 307, 308]
     static let credentialHeaders = ["Authorization", "Proxy-Authorization", "Cookie"]
 
-    /// The request for the next hop, or `nil` when `response` is not a redirect to follow.
-    static func next(after request: URLRequest, response: HTTPResponse) throws(NetworkError) -> URLRequest? {
+    /// The request for the next hop, or `nil` when `response` is not a redirect to follow. A `Location` that
+    /// cannot be followed is named in the error as `redaction` shows it: the error reaches the logs.
+    static func next(
+        after request: URLRequest, response: HTTPResponse, redaction: LogRedaction
+    ) throws(NetworkError) -> URLRequest? {
         guard statuses.contains(response.statusCode), let location = response.headers["Location"],
             let current = request.url
         else { return nil }
         guard let target = URL(string: location, relativeTo: current)?.absoluteURL,
             let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil
         else {
-            throw .invalidResponse("the redirect's Location '\(location)' is not an http or https URL")
+            let shown = redaction.redact(reference: location)
+            throw .invalidResponse("the redirect's Location '\(shown)' is not an http or https URL")
         }
         var next = request
         next.url = target
