@@ -24,6 +24,14 @@ let package = Package(
             path: "Benchmarks/Runner"
         ),
         .target(name: "HeapUsage", path: "Benchmarks/HeapUsage"),
+        // Run in release by Scripts/test: heap allocations per operation against budgets in the source.
+        .executableTarget(
+            name: "AllocationBudgets",
+            dependencies: ["ResourceKit", "AllocationCounter"],
+            path: "Benchmarks/AllocationBudgets"
+        ),
+        // Defines malloc and its siblings in the executable that links it, to count every allocation.
+        .target(name: "AllocationCounter", path: "Benchmarks/AllocationCounter"),
         .testTarget(name: "ResourceKitTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
         .testTarget(
             name: "ResourceKitTestingTests", dependencies: ["ResourceKit", "ResourceKitTesting"],
@@ -35,6 +43,8 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-for target in package.targets where target.name != "HeapUsage" {
+// The C targets take no Swift settings.
+let cTargets: Set = ["HeapUsage", "AllocationCounter"]
+for target in package.targets where !cTargets.contains(target.name) {
     target.swiftSettings = (target.swiftSettings ?? []) + upcomingFeatures
 }

@@ -1,0 +1,167 @@
+import Foundation
+import ResourceKit
+import Synchronization
+
+/// An integer shared by a workload's operations and tasks.
+final class Tally: Sendable {
+    private let storage = Atomic<Int>(0)
+    var value: Int { storage.load(ordering: .acquiring) }
+    @discardableResult
+    func add(_ amount: Int = 1) -> Int { storage.add(amount, ordering: .acquiringAndReleasing).newValue }
+}
+
+private let baseURL = "http://allocations.local"
+
+/// The workloads and their budgets.
+///
+/// Each budget is the count its workload measured: every count below was the same in each of 10 process runs
+/// × 30 runs × 100 operations, also with a second instance and a busy loop competing for the 2 cores
+/// (release, Swift 6.3.1, glibc 2.36, 2026-12-01). A figure is the median of 5 runs of 100 operations, so
+/// background noise (Dispatch spawning a thread now and then) moves one run by a fraction, never the median,
+/// and one new allocation per operation fails. A change that needs more raises the budget here, visibly, in
+/// the same commit, with the new measurement; one that needs fewer lowers it. For scale: the instant
+/// transport plus `JSONDecoder` decoding `Row` alone make 12.
+let workloads: [Workload] = [
+    // Measured 60. The deadline accounts for 12 (48 with `timeout: 0`, as for `send`); the rest: the
+    // operation's task (Task.immediate, 4 in the runtime), the continuation, building the URLRequest,
+    // decoding, the machine's bookkeeping.
+    Workload(name: "Resource.read, instant transport", budget: 60) {
+        let session = NetworkSession(baseURL: baseURL, transport: try InstantTransport(Row(id: 1, n: 1)))
+        let resource = Resource<RemoteRow>(session: session)
+        return Prepared(
+            operation: { try await resource.read() },
+            finish: {
+                guard resource.value == Row(id: 1, n: 1) else { throw WorkloadError("the read left \(resource.state)") }
+            })
+    },
+    // Measured 42 with the default 60 s deadline: it adds 12 per request (the race, its lock, the
+    // abandonable transport task, the scheduler entry) to the 30 below.
+    Workload(name: "NetworkSession.send, small JSON struct", budget: 42) {
+        let session = NetworkSession(baseURL: baseURL, transport: try InstantTransport(Row(id: 1, n: 1)))
+        let endpoint = Endpoint(.get, "row")
+        return Prepared(operation: { _ = try await session.send(endpoint, as: Row.self) })
+    },
+    // Measured 30: no deadline machinery.
+    Workload(name: "NetworkSession.send, small JSON struct, timeout 0", budget: 30) {
+        let session = NetworkSession(
+            baseURL: baseURL, transport: try InstantTransport(Row(id: 1, n: 1)), timeout: 0)
+        let endpoint = Endpoint(.get, "row")
+        return Prepared(operation: { _ = try await session.send(endpoint, as: Row.self) })
+    },
+    // Measured 304; a page of 1 item measures 92. Each further item costs 4 in JSONDecoder (its keyed
+    // container's dictionary and box, the unwrapped value and its existential box); the other 16 grow the
+    // decoded array (6) and the list's index by id (7: ListMachine.merge, no reserveCapacity) as they fill.
+    Workload(name: "ListResource page of 50 (refresh)", budget: 304) {
+        let rows = (0..<50).map { Row(id: $0, n: $0) }
+        let session = NetworkSession(baseURL: baseURL, transport: try InstantTransport(PageBody(items: rows)))
+        let list = ListResource<RemoteRows>(session: session, request: ())
+        return Prepared(
+            operation: { try await list.refresh() },
+            finish: {
+                guard list.items == rows else { throw WorkloadError("the list holds \(list.items.count) items") }
+            })
+    },
+    // Measured 96; a bare `Resource.update` measures 88, in a store with no list 91, reaching 1 list 92: a
+    // list the update reaches costs no allocation of its own (only the news array grows now and then).
+    Workload(name: "store update reaching 10 lists", budget: 96) {
+        let store = ResourceStore(session: NetworkSession(baseURL: baseURL, transport: try StoreServer(listCount: 10)))
+        let lists = (0..<10).map { store.list(RemoteRowLists.self, request: $0) }
+        for list in lists { try await list.loadFirstPage() }
+        let detail = store.resource(RemoteRowByID.self, id: 1)
+        // Every update changes the row (n alternates between 1 and 2), so every list really replaces it.
+        let turn = Tally()
+        return Prepared(
+            operation: { try await detail.update(Row(id: 1, n: 1 + turn.add() % 2)) },
+            finish: {
+                let last = Row(id: 1, n: 1 + turn.value % 2)
+                // Also keeps the store alive while counting: its resources and lists hold it weakly, and an update
+                // reaches no list once it is gone.
+                guard store.liveCount == 11, lists.allSatisfy({ $0.items.first == last }) else {
+                    throw WorkloadError("an update did not reach every list: \(lists.map { $0.items.first })")
+                }
+            })
+    },
+    // Measured 101 per change: 1 for the pending delivery, 1 per observer in AsyncStream (taking its waiting
+    // continuation when yielding, or the buffered state when the consumer reads it), none of the library's own.
+    Workload(name: "state change delivered to 100 observers", budget: 101) {
+        try await deliveryToObservers(consumed: true)
+    },
+    // Measured 1 per change: the pending delivery; yielding to a full `.latest` stream allocates nothing.
+    Workload(name: "state change delivered to 100 observers, unread .latest streams", budget: 1) {
+        try await deliveryToObservers(consumed: false)
+    },
+]
+
+/// One state change to 100 observers: a read (two changes, `loading` and `available`) of a resource with 100
+/// `states` streams, less the same read of a resource with none, halved.
+///
+/// Consumed: a task per stream reads every state. The tasks run on a ``ManualExecutor`` drained after each
+/// read, so the count holds what the library and `AsyncStream` do (the pending entry, 100 yields: a resume or
+/// a buffered state each), and not the global executor's wake-ups, whose allocations depend on thread
+/// timing. Unread: `.latest` streams that each hold one state.
+private func deliveryToObservers(consumed: Bool) async throws -> Prepared {
+    let observers = 100
+    let transport = try InstantTransport(Row(id: 1, n: 1))
+    let watched = Resource<RemoteRow>(session: NetworkSession(baseURL: baseURL, transport: transport))
+    let alone = Resource<RemoteRow>(session: NetworkSession(baseURL: baseURL, transport: transport))
+    let executor = ManualExecutor(capacity: observers)
+    let seen = Tally()
+    let expected = Tally()
+    let tasks: [Task<Void, Never>] =
+        consumed
+        ? (0..<observers).map { _ in
+            let stream = watched.states
+            return Task(executorPreference: executor) {
+                for await _ in stream { seen.add() }
+            }
+        } : []
+    let streams = consumed ? [] : (0..<observers).map { _ in watched.states(buffering: .latest) }
+    if consumed {
+        executor.drain()
+        expected.add(observers)
+    }
+    let operation: @Sendable () async throws -> Void = {
+        try await watched.read()
+        guard consumed else { return }
+        executor.drain()
+        expected.add(2 * observers)
+    }
+    return Prepared(
+        operation: operation, baseline: { try await alone.read() }, perOperation: 2,
+        finish: {
+            defer {
+                for task in tasks { task.cancel() }
+                executor.drain()
+            }
+            guard seen.value == expected.value, watched.observerCount == observers,
+                consumed || streams.count == observers
+            else {
+                throw WorkloadError(
+                    "\(watched.observerCount) observers saw \(seen.value) states of \(expected.value)")
+            }
+        })
+}
+
+/// Runs the jobs of the tasks that prefer it only when drained, on the draining thread, and takes jobs
+/// without allocating (up to its capacity).
+final class ManualExecutor: TaskExecutor {
+    private let jobs: Mutex<[UnownedJob]>
+
+    init(capacity: Int) {
+        var jobs: [UnownedJob] = []
+        jobs.reserveCapacity(capacity)
+        self.jobs = Mutex(jobs)
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        jobs.withLock { $0.append(job) }
+    }
+
+    /// Runs every job, including those that running them enqueues, until none is left.
+    func drain() {
+        while let job = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
+    }
+}
