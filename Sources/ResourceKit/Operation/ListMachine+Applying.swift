@@ -104,6 +104,10 @@ extension ListMachine {
     /// Merges a page: an item already listed is replaced in place (it moved between pages); a completed
     /// mutation newer than the page wins over the page's copy.
     mutating func merge(_ newItems: [Item], into items: inout [Item], sentAt: UInt64) {
+        // Grown once per page instead of step by step as the page fills (7 rehashes for 50 items); at least
+        // doubling, so a list of many pages still grows geometrically.
+        let needed = items.count + newItems.count
+        if index.capacity < needed { index.reserveCapacity(max(needed, index.capacity * 2)) }
         for var item in newItems {
             if isShared { tellPageItem(item, sentAt: sentAt) }
             if let entry = changes[item.id], entry.rank > sentAt {
