@@ -20,14 +20,16 @@ let package = Package(
         .executableTarget(name: "Example", dependencies: ["ResourceKit", "ResourceKitTesting"], path: "Example"),
         .executableTarget(
             name: "Benchmarks",
-            dependencies: ["ResourceKit", "ResourceKitTesting", "HeapUsage"],
+            dependencies: ["ResourceKit", "ResourceKitTesting", "HeapUsage", "BenchmarkFixtures"],
             path: "Benchmarks/Runner"
         ),
         .target(name: "HeapUsage", path: "Benchmarks/HeapUsage"),
+        // The rows and remote types both benchmark executables use.
+        .target(name: "BenchmarkFixtures", dependencies: ["ResourceKit"], path: "Benchmarks/Fixtures"),
         // Run in release by Scripts/test: heap allocations per operation against budgets in the source.
         .executableTarget(
             name: "AllocationBudgets",
-            dependencies: ["ResourceKit", "AllocationCounter"],
+            dependencies: ["ResourceKit", "AllocationCounter", "BenchmarkFixtures"],
             path: "Benchmarks/AllocationBudgets"
         ),
         // Defines malloc and its siblings in the executable that links it, to count every allocation.

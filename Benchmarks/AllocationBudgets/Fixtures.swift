@@ -1,21 +1,10 @@
+import BenchmarkFixtures
 import Foundation
 import ResourceKit
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
-
-/// The small JSON struct every workload decodes.
-struct Row: Codable, Sendable, Equatable, Identifiable {
-    var id: Int
-    var n: Int
-}
-
-/// `GET row`: one row.
-struct RemoteRow: Readable {
-    typealias Value = Row
-    static func readEndpoint(for request: Void) -> Endpoint { Endpoint(.get, "row") }
-}
 
 /// `GET rows?page=…`: pages of 50 rows.
 struct RemoteRows: Listable {
@@ -24,28 +13,6 @@ struct RemoteRows: Listable {
     typealias ListResponse = PageEnvelope<Row>
     static let pagination = PageNumberPagination(pageSize: 50)
     static func listEndpoint(for request: Void) -> Endpoint { Endpoint(.get, "rows") }
-}
-
-/// `GET rows/<id>` and `PATCH rows/<id>`: one row by id, as a store holds it.
-struct RemoteRowByID: Readable, Updatable {
-    typealias Value = Row
-    typealias ReadRequest = Int
-    static func readEndpoint(for id: Int) -> Endpoint { Endpoint(.get, "rows").appending(id: String(id)) }
-    static func updateEndpoint(for row: Row) -> Endpoint {
-        Endpoint(.patch, "rows", body: .json(row)).appending(id: String(row.id))
-    }
-}
-
-/// `GET rows?list=k`: list `k` of ten rows, the first of which is row 1 in every list.
-struct RemoteRowLists: Listable {
-    typealias Value = Row
-    typealias Item = Row
-    typealias ListRequest = Int
-    typealias ListResponse = PageEnvelope<Row>
-    static let pagination = PageNumberPagination(pageSize: 10)
-    static func listEndpoint(for request: Int) -> Endpoint {
-        Endpoint(.get, "rows").setting(query: "list", to: String(request))
-    }
 }
 
 /// The page body PageEnvelope decodes.

@@ -1,3 +1,4 @@
+import BenchmarkFixtures
 import Foundation
 import ResourceKit
 import ResourceKitTesting
@@ -5,16 +6,6 @@ import ResourceKitTesting
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
-
-struct Row: Codable, Sendable, Equatable, Identifiable {
-    var id: Int
-    var n: Int
-}
-
-struct RemoteRow: Readable {
-    typealias Value = Row
-    static func readEndpoint(for request: Void) -> Endpoint { Endpoint(.get, "row") }
-}
 
 struct RemoteRows: Listable {
     typealias Value = Row

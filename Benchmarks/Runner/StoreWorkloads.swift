@@ -1,31 +1,10 @@
+import BenchmarkFixtures
 import Foundation
 import ResourceKit
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
-
-/// One row by id: `rows/<id>`.
-struct RemoteRowByID: Readable, Updatable {
-    typealias Value = Row
-    typealias ReadRequest = Int
-    static func readEndpoint(for id: Int) -> Endpoint { Endpoint(.get, "rows").appending(id: String(id)) }
-    static func updateEndpoint(for row: Row) -> Endpoint {
-        Endpoint(.patch, "rows", body: .json(row)).appending(id: String(row.id))
-    }
-}
-
-/// Lists of rows, one per request number: list `k` holds row 1 and nine rows of its own.
-struct RemoteRowLists: Listable {
-    typealias Value = Row
-    typealias Item = Row
-    typealias ListRequest = Int
-    typealias ListResponse = PageEnvelope<Row>
-    static let pagination = PageNumberPagination(pageSize: 10)
-    static func listEndpoint(for request: Int) -> Endpoint {
-        Endpoint(.get, "rows").setting(query: "list", to: String(request))
-    }
-}
 
 /// Answers `rows/<id>` with one row, and `rows?list=k` with list `k`'s page, at once.
 struct RowServer: HTTPTransport {
