@@ -238,28 +238,36 @@ import Testing
         #expect(list.listState.content == .available([storePosts[0], storePosts[2]]))
     }
 
+    static let refused = NetworkError.httpStatus(code: 400, body: Data("{}".utf8))
+    static let newer = Post(id: "42", title: "Newer")
+
+    /// An optimistic update of post 42 through `detail`, sent while request 1 is in flight and refused (400)
+    /// before request 1 answers.
+    func refuseAnUpdate(through detail: Resource<RemotePost>) async throws -> Post {
+        try await transport.waitForRequests(2)
+        let optimistic = Post(id: "42", title: "Edited")
+        let update = Task { try await detail.update(optimistic, optimistic: optimistic) }
+        try await transport.waitForRequests(3)
+        transport.answer(2, json: "{}", status: 400)
+        await #expect(throws: Self.refused) { try await update.value }
+        return optimistic
+    }
+
     /// A refused change changes nothing on the server: news that arrives after the refusal, from a page sent
     /// before it, is what the asker would show without the change, so it becomes the failure's `previous`.
     @Test func aRefusedUpdateFallsBackToNewsThatCrossedIt() async throws {
         let (detail, preview, list) = try await loadedHolders()
         let recorder = detail.recordStates()
         let refresh = Task { try await list.refresh() }
-        try await transport.waitForRequests(2)
-        let optimistic = Post(id: "42", title: "Edited")
-        let update = Task { try await detail.update(optimistic, optimistic: optimistic) }
-        try await transport.waitForRequests(3)
-        transport.answer(2, json: "{}", status: 400)
-        let refused = NetworkError.httpStatus(code: 400, body: Data("{}".utf8))
-        await #expect(throws: refused) { try await update.value }
-        let newer = Post(id: "42", title: "Newer")
-        transport.answer(1, .success(feedPage(posts(with: newer))))
+        let optimistic = try await refuseAnUpdate(through: detail)
+        transport.answer(1, .success(feedPage(posts(with: Self.newer))))
         _ = try await refresh.value
-        #expect(list.items == posts(with: newer))
-        #expect(preview.state == .available(newer))
+        #expect(list.items == posts(with: Self.newer))
+        #expect(preview.state == .available(Self.newer))
         #expect(
             try await recorder.waitForCount(4) == [
-                .available(original), .loading(previous: optimistic), .failure(refused, previous: original),
-                .failure(refused, previous: newer),
+                .available(original), .loading(previous: optimistic), .failure(Self.refused, previous: original),
+                .failure(Self.refused, previous: Self.newer),
             ])
         extendLifetime((detail, preview, list))
     }
@@ -269,22 +277,15 @@ import Testing
         let (detail, preview, list) = try await loadedHolders()
         let recorder = detail.recordStates()
         let read = Task { try await detail.read("42") }
-        try await transport.waitForRequests(2)
-        let optimistic = Post(id: "42", title: "Edited")
-        let update = Task { try await detail.update(optimistic, optimistic: optimistic) }
-        try await transport.waitForRequests(3)
-        transport.answer(2, json: "{}", status: 400)
-        let refused = NetworkError.httpStatus(code: 400, body: Data("{}".utf8))
-        await #expect(throws: refused) { try await update.value }
-        let newer = Post(id: "42", title: "Newer")
-        transport.answer(1, .success(postResponse(newer)))
-        #expect(try await read.value == newer)
-        #expect(preview.state == .available(newer))
-        #expect(list.items == posts(with: newer))
+        let optimistic = try await refuseAnUpdate(through: detail)
+        transport.answer(1, .success(postResponse(Self.newer)))
+        #expect(try await read.value == Self.newer)
+        #expect(preview.state == .available(Self.newer))
+        #expect(list.items == posts(with: Self.newer))
         #expect(
             try await recorder.waitForCount(5) == [
                 .available(original), .loading(previous: original), .loading(previous: optimistic),
-                .failure(refused, previous: original), .failure(refused, previous: newer),
+                .failure(Self.refused, previous: original), .failure(Self.refused, previous: Self.newer),
             ])
         extendLifetime((detail, preview, list))
     }
