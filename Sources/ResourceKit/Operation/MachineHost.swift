@@ -7,8 +7,14 @@ struct HostStorage<Machine: OperationMachine> {
     var machine: Machine
     var observers: [UInt64: Observer] = [:]
     var nextObserverID: UInt64 = 0
-    /// States waiting to be yielded, each with the observers registered when it was made.
-    var pending: [(observers: [UInt64: Observer], state: Machine.State)] = []
+    /// A state waiting to be yielded, with the observers registered when it was made.
+    struct Delivery {
+        var observers: [UInt64: Observer]
+        var state: Machine.State
+    }
+
+    /// States waiting to be yielded, oldest first.
+    var pending: [Delivery] = []
     var isDelivering = false
 
     init(_ machine: Machine) { self.machine = machine }
@@ -54,7 +60,9 @@ extension MachineHost {
             let result = event(&storage.machine)
             let news = storage.machine.takeNews()
             guard storage.machine.version != version else { return (result, false, false, news) }
-            if !storage.observers.isEmpty { storage.pending.append((storage.observers, storage.machine.state)) }
+            if !storage.observers.isEmpty {
+                storage.pending.append(.init(observers: storage.observers, state: storage.machine.state))
+            }
             guard !storage.isDelivering, !storage.pending.isEmpty else { return (result, true, false, news) }
             storage.isDelivering = true
             return (result, true, true, news)
@@ -75,8 +83,8 @@ extension MachineHost {
                 return batch
             }
             if batch.isEmpty { return }
-            for (observers, state) in batch {
-                for observer in observers.values { observer.yield(state) }
+            for delivery in batch {
+                for observer in delivery.observers.values { observer.yield(delivery.state) }
             }
         }
     }
@@ -110,7 +118,7 @@ extension MachineHost {
 
     /// Runs a transition's effects; never called with the lock held.
     func run(_ effects: Effects) {
-        for (waiter, result) in effects.resumes { waiter.resume(returning: result) }
+        for resumption in effects.resumes { resumption.waiter.resume(returning: resumption.result) }
         for task in effects.cancels { task.cancel() }
         for start in effects.starts { launch(start) }
     }

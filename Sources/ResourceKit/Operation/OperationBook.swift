@@ -20,10 +20,16 @@ struct OperationBook<Outcome: Sendable, Context: Sendable, Kind> {
         var callers = Callers<Outcome>()
         var task: Task<Void, Never>?
         /// A serial operation waiting for its turn, and the work it will run then.
-        var queued: (context: Context, work: OperationWork<Outcome, Context>)?
+        var queued: Queued?
         var isSerial = false
         /// Every caller left while its work runs; its answer goes nowhere.
         var isAbandoned = false
+    }
+
+    /// The work a queued serial operation runs when its turn comes.
+    struct Queued {
+        var context: Context
+        var work: OperationWork<Outcome, Context>
     }
 
     /// What became of an operation when one of its callers left.
@@ -79,7 +85,7 @@ struct OperationBook<Outcome: Sendable, Context: Sendable, Kind> {
             effects.starts.append(
                 .init(operation: id, context: context, work: work, isImmediate: true, beginsFirst: false))
         } else {
-            operations[id]?.queued = (context, work)
+            operations[id]?.queued = Queued(context: context, work: work)
             serialQueue.append(id)
         }
     }

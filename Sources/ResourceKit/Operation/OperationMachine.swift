@@ -39,14 +39,20 @@ struct OperationEffects<Outcome: Sendable, Context: Sendable> {
         var beginsFirst: Bool
     }
 
-    var resumes: [(OperationWaiter<Outcome>, Result<Outcome, NetworkError>)] = []
+    /// A caller to answer. A struct, not a tuple: generic code looks tuple metadata up in a locked cache.
+    struct Resumption {
+        var waiter: OperationWaiter<Outcome>
+        var result: Result<Outcome, NetworkError>
+    }
+
+    var resumes: [Resumption] = []
     var cancels: [Task<Void, Never>] = []
     var starts: [Start] = []
 
     static var none: OperationEffects { OperationEffects() }
 
     mutating func resume(_ waiter: OperationWaiter<Outcome>, with result: Result<Outcome, NetworkError>) {
-        resumes.append((waiter, result))
+        resumes.append(Resumption(waiter: waiter, result: result))
     }
 }
 
@@ -83,24 +89,35 @@ protocol OperationMachine {
 
 /// The callers of one operation and the rank each asked at.
 struct Callers<Outcome: Sendable> {
-    private(set) var entries: [CallID: (rank: UInt64, waiter: OperationWaiter<Outcome>)] = [:]
+    /// One caller: the rank it asked at and the continuation it waits on.
+    struct Entry {
+        var rank: UInt64
+        var waiter: OperationWaiter<Outcome>
+    }
+
+    private(set) var entries: [CallID: Entry] = [:]
+    /// The rank of the newest caller: the operation's answer stands for that moment. Kept as callers come
+    /// and go, since every transition asks for it (0 with no caller).
+    private(set) var rank: UInt64 = 0
 
     var isEmpty: Bool { entries.isEmpty }
     var count: Int { entries.count }
-    /// The rank of the newest caller: the operation's answer stands for that moment.
-    var rank: UInt64 { entries.values.reduce(0) { max($0, $1.rank) } }
 
     mutating func add(_ call: CallID, rank: UInt64, waiter: OperationWaiter<Outcome>) {
-        entries[call] = (rank, waiter)
+        entries[call] = Entry(rank: rank, waiter: waiter)
+        self.rank = max(self.rank, rank)
     }
 
     mutating func remove(_ call: CallID) -> OperationWaiter<Outcome>? {
-        entries.removeValue(forKey: call)?.waiter
+        guard let removed = entries.removeValue(forKey: call) else { return nil }
+        if removed.rank == rank { rank = entries.values.reduce(0) { max($0, $1.rank) } }
+        return removed.waiter
     }
 
     /// Gives every caller one rank (a serial operation that starts only now).
     mutating func rerank(_ rank: UInt64) {
         for key in entries.keys { entries[key]?.rank = rank }
+        self.rank = entries.isEmpty ? 0 : rank
     }
 
     mutating func resumeAll(
@@ -108,5 +125,6 @@ struct Callers<Outcome: Sendable> {
     ) {
         for entry in entries.values { effects.resume(entry.waiter, with: result) }
         entries.removeAll()
+        rank = 0
     }
 }

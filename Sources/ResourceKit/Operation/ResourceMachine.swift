@@ -32,6 +32,12 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
     /// A read's work is given the value it may keep on a `304 Not Modified`.
     typealias Context = KeptValue<Value>?
 
+    /// An optimistic change shown over the settled value.
+    struct Layer {
+        var token: LayerToken
+        var fact: ItemFact<Value>
+    }
+
     enum Kind {
         case read(RequestKey?)
         /// A create, update or delete; `layer` names its optimistic change.
@@ -64,7 +70,8 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
     private var settledGeneration: UInt64 = 0
     /// What the shown state was made of: the optimistic change on top, or else the settled state's
     /// generation. While a change is on top, settled answers underneath do not show.
-    private var shownSource: (layer: LayerToken?, generation: UInt64) = (nil, 0)
+    private var shownLayer: LayerToken?
+    private var shownGeneration: UInt64 = 0
     private var book = OperationBook<Outcome, Context, Kind>()
     /// Reads in flight that a new caller may join.
     private var joinable: [RequestKey: OperationID] = [:]
@@ -74,7 +81,7 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
     /// The validators of the settled value, for a conditional read of `loadedKey`.
     private var validators: Validators?
     /// Optimistic changes shown over the settled state, oldest first: the newest one is what observers see.
-    private var layers: [(token: LayerToken, fact: ItemFact<Value>)] = []
+    private var layers: [Layer] = []
     private let sharing: Sharing?
     private let timeline: Timeline?
     /// News for the store, taken after every transition.
@@ -137,7 +144,7 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
         if let optimistic {
             let layer = LayerToken()
             token = layer
-            layers.append((layer, optimistic))
+            layers.append(Layer(token: layer, fact: optimistic))
             tell(.layer((), token: layer, optimistic))
         }
         book.enqueueSerial(
@@ -288,9 +295,10 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
         let loading = newest > settledRank
         if settledChanged { settledGeneration &+= 1 }
         let top = layers.last?.token
-        let source = (layer: top, generation: top == nil ? settledGeneration : 0)
-        guard source != shownSource || loading != isShowingLoading else { return }
-        shownSource = source
+        let generation = top == nil ? settledGeneration : 0
+        guard top != shownLayer || generation != shownGeneration || loading != isShowingLoading else { return }
+        shownLayer = top
+        shownGeneration = generation
         isShowingLoading = loading
         switch layers.last?.fact {
         case nil: state = loading ? .loading(previous: settled.value) : settled
@@ -375,7 +383,7 @@ extension ResourceMachine {
             case .layer:
                 // A change whose end reached us first, or will never reach us, is not shown.
                 guard let token = item.token, !token.hasEnded else { continue }
-                layers.append((token, item.fact))
+                layers.append(Layer(token: token, fact: item.fact))
                 changed = true
             case .unlayer:
                 guard let position = layers.firstIndex(where: { $0.token == item.token }) else { continue }
