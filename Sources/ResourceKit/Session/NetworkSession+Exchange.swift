@@ -137,7 +137,8 @@ extension NetworkSession {
                         status: response.statusCode, url: url, headers: redaction.redact(response.headers),
                         bodySize: response.body.count, duration: ContinuousClock.now - start))
             }
-            guard exchange.redirects.maximumHops > 0, var next = try Redirect.next(after: hop, response: response, redaction: redaction)
+            guard exchange.redirects.maximumHops > 0,
+                var next = try Redirect.next(after: hop, response: response, redaction: redaction)
             else { return (response, credential) }
             guard hops < exchange.redirects.maximumHops else {
                 throw .transport(
