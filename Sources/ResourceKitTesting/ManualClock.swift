@@ -10,7 +10,7 @@ import ResourceKit
 /// let clock = ManualClock()
 /// let session = NetworkSession(baseURL: "https://api.test", transport: stub, retry: policy, clock: clock)
 /// async let post: Post = session.send(Endpoint(.get, "posts/1"))
-/// let waits = await clock.waitForSleepers { $0.contains(.milliseconds(500)) }
+/// let waits = try await clock.waitForSleepers(timeout: .seconds(5)) { $0.contains(.milliseconds(500)) }
 /// clock.advance(by: .milliseconds(500))
 /// ```
 public final class ManualClock: Clock, Sendable {
@@ -41,7 +41,10 @@ public final class ManualClock: Clock, Sendable {
     private struct Watcher {
         var id: UInt64
         var condition: @Sendable ([Duration]) -> Bool
-        var continuation: CheckedContinuation<[Duration], Never>
+        var timeout: Duration?
+        var continuation: CheckedContinuation<Result<[Duration], ManualClockTimeout>, Never>
+        /// Ends the wait at its timeout; cancelled when the condition holds first.
+        var timer: Task<Void, Never>?
     }
 
     private struct State {
@@ -66,6 +69,10 @@ public final class ManualClock: Clock, Sendable {
     public var minimumResolution: Duration { .zero }
 
     /// How long each pending sleep still has to go, shortest first.
+    ///
+    /// A sleep leaves it as soon as its deadline is reached (by ``advance(by:)``) or its task is cancelled,
+    /// and ``waitForSleepers(timeout:_:)`` sees both. A `NetworkSession` keeps one timer toward its earliest
+    /// deadline, so that timer may stay here after the call it was for has ended, until time reaches it.
     public var sleepers: [Duration] { state.withLock { $0.pending } }
 
     /// How long each sleep asked for when it began, in the order they began (sleeps that ended at once
@@ -96,7 +103,10 @@ public final class ManualClock: Clock, Sendable {
             }
         } onCancel: {
             let sleeper = state.withLock { $0.sleepers.removeValue(forKey: id) }
-            sleeper?.continuation.resume(throwing: CancellationError())
+            guard let sleeper else { return }
+            sleeper.continuation.resume(throwing: CancellationError())
+            // The sleep is gone: a wait for fewer sleepers may be over.
+            notifyWatchers()
         }
     }
 
@@ -114,48 +124,138 @@ public final class ManualClock: Clock, Sendable {
         notifyWatchers()
     }
 
-    /// Waits until the pending sleeps (as ``sleepers`` reports them) satisfy `condition`, and returns them.
+    /// Waits until the pending sleeps (as ``sleepers`` reports them) satisfy `condition`, and returns them;
+    /// fails after `timeout` instead of hanging.
+    ///
+    /// The timeout is real time (`ContinuousClock`), not this clock's. One that is not positive fails at once
+    /// unless `condition` already holds; one above 10⁹ seconds counts as that. Until the deprecated
+    /// ``waitForSleepers(_:)`` is removed, a call that names no `timeout` resolves to it: write
+    /// `try await clock.waitForSleepers(timeout: .seconds(5)) { … }`.
+    /// - Parameters:
+    ///   - timeout: How long to wait; 5 seconds by default.
+    ///   - condition: Decides from the pending sleeps, shortest first.
+    /// - Returns: The pending sleeps.
+    /// - Throws: ``ManualClockTimeout`` listing the pending sleeps, at the timeout or when the waiting task is
+    ///   cancelled first.
+    @discardableResult
+    public func waitForSleepers(
+        timeout: Duration = .seconds(5),
+        _ condition: @escaping @Sendable ([Duration]) -> Bool
+    ) async throws(ManualClockTimeout) -> [Duration] {
+        try await watch(timeout: timeout, condition).get()
+    }
+
+    /// Waits until the pending sleeps (as ``sleepers`` reports them) satisfy `condition`, however long that
+    /// takes, and returns them.
     ///
     /// When the waiting task is cancelled first (by a test's time limit, for example), it returns the
     /// pending sleeps as they are, whether or not they satisfy `condition`.
     /// - Parameter condition: Decides from the pending sleeps, shortest first.
     /// - Returns: The pending sleeps.
+    @available(
+        *, deprecated,
+        message: "Use waitForSleepers(timeout:_:), which fails with the sleepers it saw instead of hanging"
+    )
     @discardableResult
     public func waitForSleepers(_ condition: @escaping @Sendable ([Duration]) -> Bool) async -> [Duration] {
+        switch await watch(timeout: nil, condition) {
+        case .success(let pending): return pending
+        case .failure(let error): return error.sleepers
+        }
+    }
+
+    private func watch(
+        timeout: Duration?, _ condition: @escaping @Sendable ([Duration]) -> Bool
+    ) async -> Result<[Duration], ManualClockTimeout> {
         let id = state.withLock { state in
             state.nextID &+= 1
             return state.nextID
         }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let ready = state.withLock { state -> [Duration]? in
+                let ready = state.withLock { state -> Result<[Duration], ManualClockTimeout>? in
                     let pending = state.pending
-                    if condition(pending) || Task.isCancelled { return pending }
-                    state.watchers.append(Watcher(id: id, condition: condition, continuation: continuation))
+                    if condition(pending) { return .success(pending) }
+                    if Task.isCancelled {
+                        return .failure(
+                            ManualClockTimeout(timeout: timeout ?? .zero, sleepers: pending, isCancelled: true))
+                    }
+                    // Started under the lock, so that no change of the sleepers or cancellation can miss it.
+                    let timer = timeout.map { limit in
+                        Task { [self] in
+                            await RealTimeLimit.sleep(for: limit)
+                            endWatch(id, isCancelled: false)
+                        }
+                    }
+                    state.watchers.append(
+                        Watcher(
+                            id: id, condition: condition, timeout: timeout, continuation: continuation, timer: timer))
                     return nil
                 }
                 if let ready { continuation.resume(returning: ready) }
             }
         } onCancel: {
-            let (watcher, pending) = state.withLock { state in
-                let index = state.watchers.firstIndex { $0.id == id }
-                return (index.map { state.watchers.remove(at: $0) }, state.pending)
-            }
-            watcher?.continuation.resume(returning: pending)
+            endWatch(id, isCancelled: true)
         }
     }
 
+    /// Fails the wait `id` if it is still waiting: its timeout came, or its task was cancelled.
+    private func endWatch(_ id: UInt64, isCancelled: Bool) {
+        let ended = state.withLock { state -> (Watcher, [Duration])? in
+            guard let index = state.watchers.firstIndex(where: { $0.id == id }) else { return nil }
+            return (state.watchers.remove(at: index), state.pending)
+        }
+        guard let (watcher, pending) = ended else { return }
+        if isCancelled { watcher.timer?.cancel() }
+        watcher.continuation.resume(
+            returning: .failure(
+                ManualClockTimeout(timeout: watcher.timeout ?? .zero, sleepers: pending, isCancelled: isCancelled)))
+    }
+
     private func notifyWatchers() {
-        let ready = state.withLock { state -> [(CheckedContinuation<[Duration], Never>, [Duration])] in
+        let ready = state.withLock { state -> [(Watcher, [Duration])] in
             let pending = state.pending
-            var ready: [(CheckedContinuation<[Duration], Never>, [Duration])] = []
+            var ready: [(Watcher, [Duration])] = []
             state.watchers.removeAll { watcher in
                 guard watcher.condition(pending) else { return false }
-                ready.append((watcher.continuation, pending))
+                ready.append((watcher, pending))
                 return true
             }
             return ready
         }
-        for (continuation, pending) in ready { continuation.resume(returning: pending) }
+        for (watcher, pending) in ready {
+            watcher.timer?.cancel()
+            watcher.continuation.resume(returning: .success(pending))
+        }
+    }
+}
+
+/// A wait on a ``ManualClock`` whose condition did not hold in time.
+public struct ManualClockTimeout: Error, Sendable, Equatable, CustomStringConvertible {
+    /// How long the wait was allowed to last, in real time.
+    public var timeout: Duration
+    /// The pending sleeps when the wait ended, shortest first.
+    public var sleepers: [Duration]
+    /// Whether the waiting task was cancelled before the timeout.
+    public var isCancelled: Bool
+
+    /// Creates the error a wait ends with; tests compare against it.
+    /// - Parameters:
+    ///   - timeout: How long the wait was allowed to last.
+    ///   - sleepers: The pending sleeps when the wait ended, shortest first.
+    ///   - isCancelled: Whether the waiting task was cancelled before the timeout.
+    public init(timeout: Duration, sleepers: [Duration], isCancelled: Bool = false) {
+        self.timeout = timeout
+        self.sleepers = sleepers
+        self.isCancelled = isCancelled
+    }
+
+    /// Says how the wait ended and lists the pending sleeps.
+    public var description: String {
+        let prefix =
+            isCancelled
+            ? "Cancelled while waiting for the clock's sleepers"
+            : "Timed out after \(timeout) waiting for the clock's sleepers"
+        return "\(prefix); \(sleepers.count) pending: \(sleepers)"
     }
 }

@@ -23,9 +23,16 @@ public import ResourceKit
 ///
 /// A request with no stub throws `NetworkError/transport(code:message:)` (`unsupportedURL`) naming its method,
 /// path and query, and the queries its path is stubbed for.
+///
+/// A responder may throw any error; the request fails with it mapped by `NetworkError.init(_:)`:
+///
+/// ```swift
+/// stub.stub(.get, "/api/posts/1") { try await fixtures.response(for: $0) }
+/// ```
 public final class StubTransport: HTTPTransport {
-    /// Produces the response for a request.
-    public typealias Responder = @Sendable (URLRequest) async throws(NetworkError) -> HTTPResponse
+    /// Produces the response for a request. What it throws reaches the session mapped with
+    /// `NetworkError.init(_:)`: a `NetworkError` as it is, `CancellationError` as `.cancelled`.
+    public typealias Responder = @Sendable (URLRequest) async throws -> HTTPResponse
 
     private struct Route {
         var method: HTTPMethod
@@ -39,7 +46,16 @@ public final class StubTransport: HTTPTransport {
         var routes: [Route] = []
         var requests: [URLRequest] = []
         var cancellations = 0
-        var arrivalWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var arrivalWaiters: [UInt64: ArrivalWaiter] = [:]
+        var nextWaiterID: UInt64 = 0
+    }
+
+    private struct ArrivalWaiter {
+        var count: Int
+        var timeout: Duration?
+        var continuation: CheckedContinuation<Result<Void, StubTransportTimeout>, Never>
+        /// Ends the wait at its timeout; cancelled when the requests arrive first.
+        var timer: Task<Void, Never>?
     }
 
     private let state = Locked(State())
@@ -56,7 +72,8 @@ public final class StubTransport: HTTPTransport {
     /// - Parameters:
     ///   - method: The HTTP method.
     ///   - path: The URL path to match, such as `/api/posts/1`, optionally with a query: `/api/posts?page=2`.
-    ///   - responder: Produces the response; it may wait, throw, or look at the request.
+    ///   - responder: Produces the response; it may wait, throw any error (the request fails with it mapped
+    ///     by `NetworkError.init(_:)`), or look at the request.
     public func stub(_ method: HTTPMethod, _ path: String, responder: @escaping Responder) {
         state.withLock { state in
             let (path, query) = Self.split(path)
@@ -125,7 +142,7 @@ public final class StubTransport: HTTPTransport {
     ///   - path: The URL path to match, optionally with a query.
     ///   - error: The error to throw.
     public func stub(_ method: HTTPMethod, _ path: String, error: NetworkError) {
-        stub(method, path) { _ async throws(NetworkError) -> HTTPResponse in throw error }
+        stub(method, path) { _ in throw error }
     }
 
     /// Every request received, in order.
@@ -142,23 +159,87 @@ public final class StubTransport: HTTPTransport {
         state.withLock { $0.cancellations += 1 }
     }
 
-    /// Waits until at least `count` requests have arrived.
+    /// Waits until at least `count` requests have arrived, or fails after `timeout`.
+    ///
+    /// The timeout is real time (`ContinuousClock`), whatever clock the session under test uses. One that is
+    /// not positive fails at once unless the requests are already there; one above 10⁹ seconds counts as that.
+    /// Until the deprecated ``waitForRequests(_:)`` is removed, a call that names no `timeout` resolves to it:
+    /// write `try await stub.waitForRequests(2, timeout: .seconds(5))`.
+    /// - Parameters:
+    ///   - count: How many requests to wait for.
+    ///   - timeout: How long to wait; 5 seconds by default.
+    /// - Throws: ``StubTransportTimeout`` listing the requests that arrived, at the timeout or when the waiting
+    ///   task is cancelled first.
+    public func waitForRequests(_ count: Int, timeout: Duration = .seconds(5)) async throws(StubTransportTimeout) {
+        try await wait(for: count, timeout: timeout).get()
+    }
+
+    /// Waits until at least `count` requests have arrived, however long that takes, or until the waiting task
+    /// is cancelled.
     /// - Parameter count: How many requests to wait for.
+    @available(
+        *, deprecated,
+        message: "Use waitForRequests(_:timeout:), which fails with the requests it saw instead of hanging"
+    )
     public func waitForRequests(_ count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state in
-                if state.requests.count >= count { return true }
-                state.arrivalWaiters.append((count, continuation))
-                return false
-            }
-            if ready { continuation.resume() }
+        _ = await wait(for: count, timeout: nil)
+    }
+
+    private func wait(for count: Int, timeout: Duration?) async -> Result<Void, StubTransportTimeout> {
+        let id = state.withLock { state in
+            state.nextWaiterID &+= 1
+            return state.nextWaiterID
         }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let immediate = state.withLock { state -> Result<Void, StubTransportTimeout>? in
+                    if state.requests.count >= count { return .success(()) }
+                    if Task.isCancelled {
+                        return .failure(Self.timeout(count, timeout, state.requests, isCancelled: true))
+                    }
+                    // Started under the lock, so that no arrival or cancellation can miss it.
+                    let timer = timeout.map { limit in
+                        Task { [self] in
+                            await RealTimeLimit.sleep(for: limit)
+                            endWait(id, isCancelled: false)
+                        }
+                    }
+                    state.arrivalWaiters[id] = ArrivalWaiter(
+                        count: count, timeout: timeout, continuation: continuation, timer: timer)
+                    return nil
+                }
+                if let immediate { continuation.resume(returning: immediate) }
+            }
+        } onCancel: {
+            endWait(id, isCancelled: true)
+        }
+    }
+
+    /// Fails the wait `id` if it is still waiting: its timeout came, or its task was cancelled.
+    private func endWait(_ id: UInt64, isCancelled: Bool) {
+        let ended = state.withLock { state in
+            state.arrivalWaiters.removeValue(forKey: id).map { waiter in
+                (waiter, Self.timeout(waiter.count, waiter.timeout, state.requests, isCancelled: isCancelled))
+            }
+        }
+        guard let (waiter, error) = ended else { return }
+        if isCancelled { waiter.timer?.cancel() }
+        waiter.continuation.resume(returning: .failure(error))
+    }
+
+    private static func timeout(
+        _ count: Int, _ timeout: Duration?, _ requests: [URLRequest], isCancelled: Bool
+    ) -> StubTransportTimeout {
+        StubTransportTimeout(
+            expectedCount: count, timeout: timeout ?? .zero,
+            received: requests.map { "\($0.httpMethod ?? "GET") \($0.url?.absoluteString ?? "<no URL>")" },
+            isCancelled: isCancelled)
     }
 
     /// Finds the stub for the request and runs it: one that names the request's query, else one that names
     /// no query.
     /// - Throws: `NetworkError/transport(code:message:)` (`unsupportedURL`) when no stub matches, naming the
-    ///   method, path and query; or what the stub's responder throws.
+    ///   method, path and query; or what the stub's responder throws, mapped with `NetworkError.init(_:)`.
     public func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
         let method = HTTPMethod(rawValue: request.httpMethod ?? "GET")
         let components = request.url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: true) }
@@ -168,13 +249,16 @@ public final class StubTransport: HTTPTransport {
         let (route, stubbedQueries, ready) = state.withLock { state in
             state.requests.append(request)
             let count = state.requests.count
-            let ready = state.arrivalWaiters.filter { $0.count <= count }.map(\.continuation)
-            state.arrivalWaiters.removeAll { $0.count <= count }
+            let ready = state.arrivalWaiters.filter { $0.value.count <= count }
+            for id in ready.keys { state.arrivalWaiters.removeValue(forKey: id) }
             let candidates = state.routes.filter { $0.method == method && $0.path == path }
             let route = candidates.last { $0.query == query } ?? candidates.last { $0.query == nil }
-            return (route, candidates.compactMap(\.query), ready)
+            return (route, candidates.compactMap(\.query), ready.values)
         }
-        for waiter in ready { waiter.resume() }
+        for waiter in ready {
+            waiter.timer?.cancel()
+            waiter.continuation.resume(returning: .success(()))
+        }
         guard let route else {
             var message = "StubTransport has no stub for \(method) \(request.url?.absoluteString ?? "<no URL>")"
             message += " (path \(path), " + (received.isEmpty ? "no query)" : "query \(Self.describe(received)))")
@@ -184,7 +268,45 @@ public final class StubTransport: HTTPTransport {
             }
             throw .transport(code: .unsupportedURL, message: message)
         }
-        return try await route.responder(request)
+        do {
+            return try await route.responder(request)
+        } catch {
+            throw NetworkError(error)
+        }
+    }
+}
+
+/// A wait on a ``StubTransport`` that ended before its requests arrived.
+public struct StubTransportTimeout: Error, Sendable, Equatable, CustomStringConvertible {
+    /// How many requests were awaited.
+    public var expectedCount: Int
+    /// How long the wait was allowed to last.
+    public var timeout: Duration
+    /// The requests that had arrived, in order, as `METHOD URL`.
+    public var received: [String]
+    /// Whether the waiting task was cancelled before the timeout.
+    public var isCancelled: Bool
+
+    /// Creates the error a wait ends with; tests compare against it.
+    /// - Parameters:
+    ///   - expectedCount: How many requests were awaited.
+    ///   - timeout: How long the wait was allowed to last.
+    ///   - received: The requests that had arrived, as `METHOD URL`.
+    ///   - isCancelled: Whether the waiting task was cancelled before the timeout.
+    public init(expectedCount: Int, timeout: Duration, received: [String], isCancelled: Bool = false) {
+        self.expectedCount = expectedCount
+        self.timeout = timeout
+        self.received = received
+        self.isCancelled = isCancelled
+    }
+
+    /// Says how many requests were awaited and lists those that arrived.
+    public var description: String {
+        let prefix =
+            isCancelled
+            ? "Cancelled while waiting for \(expectedCount) request(s)"
+            : "Timed out after \(timeout) waiting for \(expectedCount) request(s)"
+        return "\(prefix); received \(received.count): [\(received.joined(separator: ", "))]"
     }
 }
 

@@ -21,8 +21,9 @@ enum HTTPBin {
         logger: any NetworkLogging = SilentLogger()
     ) -> NetworkSession {
         NetworkSession(
-            baseURL: url ?? "http://127.0.0.1:1", transport: URLSessionTransport(timeout: 10), adapters: adapters,
-            retry: retry, timeout: 20, logger: logger)
+            baseURL: url ?? "http://127.0.0.1:1", transport: URLSessionTransport(timeout: .seconds(10)),
+            adapters: adapters,
+            retry: retry, timeLimit: .seconds(20), logger: logger)
     }
 }
 
@@ -101,8 +102,8 @@ struct HTTPBinTests {
 
     @Test func tooManyRedirectsAndABadLocationFailClearly() async throws {
         let session = NetworkSession(
-            baseURL: HTTPBin.url ?? "http://127.0.0.1:1", transport: URLSessionTransport(timeout: 10),
-            redirects: .follow(maximumHops: 3), timeout: 20)
+            baseURL: HTTPBin.url ?? "http://127.0.0.1:1", transport: URLSessionTransport(timeout: .seconds(10)),
+            redirects: .follow(maximumHops: 3), timeLimit: .seconds(20))
         let hops = try #require(
             await #expect(throws: NetworkError.self) { try await session.send(Endpoint(.get, "redirect/6")) })
         guard case .transport(let code, _) = hops else {
@@ -142,14 +143,14 @@ struct HTTPBinTests {
         let session = HTTPBin.session()
         let start = ContinuousClock.now
         await #expect(throws: NetworkError.timeout) {
-            try await session.send(Endpoint(.get, "delay/2", timeout: 0.8))
+            try await session.send(Endpoint(.get, "delay/2", timeLimit: .milliseconds(800)))
         }
         // Not at once, as Linux's URLSession ends a 0.8 s timeout; `.timeout` rather than the answer shows that
         // the deadline ended it, not the server. No upper bound: the suite shares two cores with CPU-heavy
         // tests, and the exact instant is `DeadlineTests`' job, on a manual clock.
         #expect(ContinuousClock.now - start >= .milliseconds(750))
 
-        let fast: Echo = try await session.send(Endpoint(.get, "delay/0.2", timeout: 1.5))
+        let fast: Echo = try await session.send(Endpoint(.get, "delay/0.2", timeLimit: .milliseconds(1500)))
         #expect(fast.url?.contains("/delay/0.2") == true)
     }
 
@@ -157,7 +158,8 @@ struct HTTPBinTests {
     @Test func aBasicChallengeIsAnsweredAsThe401ItIs() async throws {
         let error = try #require(
             await #expect(throws: NetworkError.self) {
-                try await HTTPBin.session(adapters: []).send(Endpoint(.get, "basic-auth/ann/secret", timeout: 5))
+                try await HTTPBin.session(adapters: []).send(
+                    Endpoint(.get, "basic-auth/ann/secret", timeLimit: .seconds(5)))
             })
         #expect(error.statusCode == 401)
         #expect(error.headers?["WWW-Authenticate"]?.hasPrefix("Basic") == true)

@@ -60,7 +60,7 @@ struct PocketBaseResilienceTests {
     private func outage(url: String, instance: String) async throws {
         let session = NetworkSession(
             baseURL: url + "/api/collections", validation: PocketBaseValidation(),
-            transport: URLSessionTransport(timeout: 10))
+            transport: URLSessionTransport(timeout: .seconds(10)))
         let list = ListResource<RemotePBPosts>(session: session, request: ())
         #expect(try await list.loadFirstPage().count == 50)
 
@@ -131,7 +131,7 @@ struct PocketBaseResilienceTests {
             })
         let session = NetworkSession(
             baseURL: (PocketBase.url ?? "") + "/api/collections", validation: PocketBaseValidation(),
-            transport: URLSessionTransport(timeout: 10), authenticator: authenticator)
+            transport: URLSessionTransport(timeout: .seconds(10)), authenticator: authenticator)
         struct Collection: Decodable { var name: String }
         let results = try await withThrowingTaskGroup(of: String.self) { group in
             for _ in 0..<20 {
@@ -159,7 +159,7 @@ struct PocketBaseResilienceTests {
             })
         let session = NetworkSession(
             baseURL: (PocketBase.url ?? "") + "/api/collections", validation: PocketBaseValidation(),
-            transport: URLSessionTransport(timeout: 10), authenticator: authenticator)
+            transport: URLSessionTransport(timeout: .seconds(10)), authenticator: authenticator)
         let error = try #require(
             await #expect(throws: NetworkError.self) { try await session.send(Endpoint(.get, "posts")) })
         guard case .authenticationFailed(.server(let server)) = error else {

@@ -24,7 +24,7 @@ import Testing
 
     func session(_ api: RecordingServer, scope: CredentialScope = .baseURL) -> NetworkSession {
         NetworkSession(
-            baseURL: "http://127.0.0.1:\(api.port)", transport: URLSessionTransport(timeout: 10),
+            baseURL: "http://127.0.0.1:\(api.port)", transport: URLSessionTransport(timeout: .seconds(10)),
             defaultHeaders: Self.secrets, adapters: [BearerTokenAdapter(token: "t")], credentialScope: scope)
     }
 
@@ -77,7 +77,8 @@ import Testing
         defer { api.close() }
         let logger = EventCollector()
         let session = NetworkSession(
-            baseURL: "http://127.0.0.1:\(api.port)", transport: URLSessionTransport(timeout: 10), redirects: .none,
+            baseURL: "http://127.0.0.1:\(api.port)", transport: URLSessionTransport(timeout: .seconds(10)),
+            redirects: .never,
             logger: logger)
         let thrown = try #require(
             await #expect(throws: NetworkError.self) { try await session.send(Endpoint(.get, "a")) })

@@ -12,7 +12,7 @@ import Testing
         let server = try SilentServer()
         defer { server.close() }
         let session = NetworkSession(
-            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: 20))
+            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(20)))
         struct Remote: Readable {
             typealias Value = String
             typealias ReadResponse = String
@@ -30,7 +30,7 @@ import Testing
 
     @Test func connectionRefusedIsATransportError() async throws {
         let session = NetworkSession(
-            baseURL: "http://127.0.0.1:\(try closedPort())", transport: URLSessionTransport(timeout: 5))
+            baseURL: "http://127.0.0.1:\(try closedPort())", transport: URLSessionTransport(timeout: .seconds(5)))
         let error = await #expect(throws: NetworkError.self) { try await session.send(Endpoint(.get, "x")) }
         guard case .transport(let code, _) = error else {
             Issue.record("expected .transport, got \(String(describing: error))"); return
@@ -44,7 +44,9 @@ import Testing
         let server = try ClosingServer(body: #"{"id":1}"#)
         defer { server.close() }
         let base = "http://127.0.0.1:\(server.port)"
-        let configured = NetworkSession(baseURL: base, transport: URLSessionTransport(timeout: timeout))
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = timeout
+        let configured = NetworkSession(baseURL: base, transport: URLSessionTransport(configuration: configuration))
         #expect(try await configured.data(for: Endpoint(.get, "row")) == Data(#"{"id":1}"#.utf8))
         // An adapter may set any timeout on the request itself.
         let adapter = RequestAdapter { (request: URLRequest) async throws(NetworkError) -> URLRequest in
@@ -52,7 +54,8 @@ import Testing
             request.timeoutInterval = timeout
             return request
         }
-        let adapted = NetworkSession(baseURL: base, transport: URLSessionTransport(timeout: 10), adapters: [adapter])
+        let adapted = NetworkSession(
+            baseURL: base, transport: URLSessionTransport(timeout: .seconds(10)), adapters: [adapter])
         #expect(try await adapted.data(for: Endpoint(.get, "row")) == Data(#"{"id":1}"#.utf8))
         #expect(server.connectionCount == 2)
     }

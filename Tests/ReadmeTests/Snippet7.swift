@@ -28,15 +28,16 @@ func resilientSession(_ credentials: Credentials) -> NetworkSession {
         baseURL: "https://api.example.com/v1",
         authenticator: BearerAuthenticator(
             token: { await credentials.token },
-            refresh: { (_: String) async throws(NetworkError) -> String in try await credentials.renew() }),
+            refresh: { _ in try await credentials.renew() }),
         retry: .standard,  // 3 attempts, waits from 0.5 s doubling, full jitter, Retry-After up to 60 s
-        timeout: 15)  // every call ends within 15 s, whatever the server or the transport does
+        timeLimit: .seconds(15))  // every call ends within 15 s, whatever the server or the transport does
 }
 
 func upload(_ session: NetworkSession, key: String) async throws {
     // A POST is retried only with an idempotency key; this call has 2.5 s for all its attempts.
     let endpoint = Endpoint(
-        .post, "uploads", headers: ["Idempotency-Key": key], body: .json(["name": "a.txt"]), timeout: 2.5)
+        .post, "uploads", headers: ["Idempotency-Key": key], body: .json(["name": "a.txt"]),
+        timeLimit: .milliseconds(2500))
     do {
         try await session.send(endpoint)
     } catch {

@@ -83,12 +83,13 @@ import Testing
 
     @Test func aSlowBodyTimesOutAConditionalRead() async throws {
         let clock = ManualClock()
-        let session = NetworkSession(baseURL: "http://backend.test/api", transport: backend, timeout: 0, clock: clock)
+        let session = NetworkSession(
+            baseURL: "http://backend.test/api", transport: backend, timeLimit: nil, clock: clock)
         struct ShortTimeout: Readable {
             typealias Value = Note
             static func readEndpoint(for request: Void) -> Endpoint {
                 var endpoint = Endpoint(.get, "notes/1")
-                endpoint.timeout = 0.8
+                endpoint.timeLimit = .milliseconds(800)
                 return endpoint
             }
         }
@@ -96,7 +97,7 @@ import Testing
         #expect(try await note.read() == one)
         backend.injectFault(.slowBody(.seconds(3600)))
         let read = Task { try await note.read() }
-        await clock.waitForSleepers { $0 == [.milliseconds(800)] }
+        try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.milliseconds(800)] }
         clock.advance(by: .milliseconds(800))
         await #expect(throws: NetworkError.timeout) { try await read.value }
         #expect(backend.requestLog.map { $0.headers["If-None-Match"] != nil } == [false, true])

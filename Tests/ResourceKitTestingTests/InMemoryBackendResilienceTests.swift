@@ -12,7 +12,7 @@ import Testing
         try backend.seed([Note(id: "1", title: "one")], into: "notes")
         let clock = ManualClock()
         let session = NetworkSession(
-            baseURL: "http://backend.test/api", transport: backend, retry: policy, timeout: 0, clock: clock)
+            baseURL: "http://backend.test/api", transport: backend, retry: policy, timeLimit: nil, clock: clock)
         return (backend, clock, session)
     }
 
@@ -21,7 +21,7 @@ import Testing
         backend.failNext(2, status: 503)
         let task = Task { try await session.send(Endpoint(.get, "notes/1"), as: Note.self) }
         for wait in [Duration.milliseconds(100), .milliseconds(200)] {
-            #expect(await clock.waitForSleepers { $0 == [wait] } == [wait])
+            #expect(try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [wait] } == [wait])
             clock.advance(by: wait)
         }
         #expect(try await task.value.title == "one")
@@ -32,7 +32,7 @@ import Testing
         let (backend, clock, session) = try fixture()
         backend.injectFault(.dropConnection)
         let task = Task { try await session.send(Endpoint(.get, "notes/1"), as: Note.self) }
-        await clock.waitForSleepers { $0 == [.milliseconds(100)] }
+        try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.milliseconds(100)] }
         clock.advance(by: .milliseconds(100))
         #expect(try await task.value.title == "one")
         #expect(backend.requestLog.count == 2)
@@ -49,8 +49,8 @@ import Testing
 
     @Test func aSlowBackendEndsAtTheDeadline() async throws {
         let (_, clock, session) = try fixture(latency: .seconds(3600))
-        let task = Task { try await session.send(Endpoint(.get, "notes/1", timeout: 0.8)) }
-        await clock.waitForSleepers { $0 == [.milliseconds(800)] }
+        let task = Task { try await session.send(Endpoint(.get, "notes/1", timeLimit: .milliseconds(800))) }
+        try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.milliseconds(800)] }
         clock.advance(by: .milliseconds(800))
         await #expect(throws: NetworkError.timeout) { try await task.value }
     }

@@ -118,7 +118,7 @@ struct PocketBaseNote: Readable {
             typealias Value = Note
             static func readEndpoint(for request: Void) -> Endpoint {
                 var endpoint = Endpoint(.get, "notes/1")
-                endpoint.timeout = 1
+                endpoint.timeLimit = .seconds(1)
                 return endpoint
             }
         }
@@ -170,13 +170,13 @@ struct PocketBaseNote: Readable {
         await #expect(throws: NetworkError.cancelled) { try await task.value }
     }
 
-    @Test(arguments: [TimeInterval.infinity, 0, -1, 1e300])
-    func unusualTimeoutsMeanNoLimit(timeout: TimeInterval) async throws {
+    @Test(arguments: [Duration.zero, .seconds(-1), .seconds(1_000_000_000), .seconds(Int64.max)])
+    func unusualTimeLimitsMeanNoLimit(timeLimit: Duration) async throws {
         let backend = InMemoryBackend(basePath: "/api", latency: .milliseconds(5))
         try backend.seed([Note(id: "1", title: "one")], into: "notes")
         let session = NetworkSession(baseURL: "http://backend.test/api", transport: backend)
         var endpoint = Endpoint(.get, "notes/1")
-        endpoint.timeout = timeout
+        endpoint.timeLimit = timeLimit
         let note: Note = try await session.send(endpoint)
         #expect(note.title == "one")
     }

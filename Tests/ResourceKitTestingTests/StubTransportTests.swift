@@ -97,3 +97,60 @@ import Testing
         #expect(note == Note(id: "2", title: "two"))
     }
 }
+
+/// `StubTransport.waitForRequests(_:timeout:)` ends when the requests arrive, and fails instead of hanging.
+@Suite(.timeLimit(.minutes(1))) struct StubTransportWaitTests {
+    let stub = StubTransport()
+
+    init() {
+        stub.stub(.get, "/posts", json: "[]")
+    }
+
+    func get(_ path: String = "/posts") async throws {
+        _ = try await stub.send(URLRequest(url: try #require(URL(string: "http://x.test" + path))))
+    }
+
+    @Test func aWaitEndsWhenTheRequestsArrive() async throws {
+        let waiter = Task { [stub] in try await stub.waitForRequests(2, timeout: .seconds(30)) }
+        try await get()
+        try await get()
+        try await waiter.value
+        try await stub.waitForRequests(2, timeout: .seconds(30))
+    }
+
+    @Test func waitingForMoreRequestsThanArriveFailsWithThoseThatArrived() async throws {
+        try await get()
+        await #expect(throws: NetworkError.self) { try await get("/missing") }
+        let expected = StubTransportTimeout(
+            expectedCount: 3, timeout: .milliseconds(50),
+            received: ["GET http://x.test/posts", "GET http://x.test/missing"])
+        await #expect(throws: expected) { try await stub.waitForRequests(3, timeout: .milliseconds(50)) }
+        #expect(
+            expected.description
+                == "Timed out after 0.05 seconds waiting for 3 request(s); received 2: "
+                + "[GET http://x.test/posts, GET http://x.test/missing]")
+    }
+
+    @Test func aCancelledWaitFailsAtOnceWithTheRequestsThatArrived() async throws {
+        let waiter = Task { [stub] in try await stub.waitForRequests(1, timeout: .seconds(3600)) }
+        waiter.cancel()
+        let expected = StubTransportTimeout(expectedCount: 1, timeout: .seconds(3600), received: [], isCancelled: true)
+        await #expect(throws: expected) { try await waiter.value }
+        #expect(expected.description == "Cancelled while waiting for 1 request(s); received 0: []")
+    }
+
+    @Test(arguments: [Duration.zero, .seconds(-1)])
+    func aTimeoutThatIsNotPositiveFailsAtOnceUnlessTheRequestsAreThere(timeout: Duration) async throws {
+        await #expect(throws: StubTransportTimeout(expectedCount: 1, timeout: timeout, received: [])) {
+            try await stub.waitForRequests(1, timeout: timeout)
+        }
+        try await get()
+        try await stub.waitForRequests(1, timeout: timeout)
+    }
+
+    @Test func aHugeTimeoutNeitherTrapsNorOutlivesTheWait() async throws {
+        let waiter = Task { [stub] in try await stub.waitForRequests(1, timeout: .seconds(Int64.max)) }
+        try await get()
+        try await waiter.value
+    }
+}

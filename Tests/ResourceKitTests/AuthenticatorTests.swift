@@ -135,11 +135,12 @@ func acceptingOnly(_ accepted: @escaping @Sendable () -> String) -> ScriptedTran
         let transport = acceptingOnly { "new" }
         let clock = ManualClock()
         let session = NetworkSession(
-            baseURL: "http://test.local/api", transport: transport, authenticator: store.authenticator, timeout: 2,
+            baseURL: "http://test.local/api", transport: transport, authenticator: store.authenticator,
+            timeLimit: .seconds(2),
             clock: clock)
         let timed = Task { try await session.send(endpoint) }
         try await waitUntil("the refresh starts", timeout: .seconds(30)) { store.refreshes == 1 }
-        await clock.waitForSleepers { $0 == [.seconds(2)] }
+        try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.seconds(2)] }
         clock.advance(by: .seconds(2))
         await #expect(throws: NetworkError.timeout) { try await timed.value }
 

@@ -11,16 +11,23 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct DeadlineTests {
     let post = Post(id: "1", title: "v")
 
-    func session(_ transport: any HTTPTransport, clock: ManualClock, timeout: TimeInterval = 60) -> NetworkSession {
-        NetworkSession(baseURL: "http://test.local/api", transport: transport, timeout: timeout, clock: clock)
+    func session(
+        _ transport: any HTTPTransport, clock: ManualClock, timeLimit: Duration? = .seconds(60)
+    ) -> NetworkSession {
+        NetworkSession(baseURL: "http://test.local/api", transport: transport, timeLimit: timeLimit, clock: clock)
     }
 
     @Test func aSubSecondTimeoutEndsAtItsDeadlineAndCancelsTheRequest() async throws {
         let clock = ManualClock()
         let transport = ControlledTransport()
         let session = session(transport, clock: clock)
-        let task = Task { try await session.send(Endpoint(.get, "posts/1", timeout: 0.8), as: Post.self) }
-        #expect(await clock.waitForSleepers { $0 == [.milliseconds(800)] } == [.milliseconds(800)])
+        let task = Task {
+            try await session.send(Endpoint(.get, "posts/1", timeLimit: .milliseconds(800)), as: Post.self)
+        }
+        #expect(
+            try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.milliseconds(800)] } == [
+                .milliseconds(800)
+            ])
         clock.advance(by: .milliseconds(799))
         #expect(transport.isHeld(0))
         clock.advance(by: .milliseconds(1))
@@ -33,8 +40,10 @@ import Testing
         let clock = ManualClock()
         let transport = ControlledTransport()
         let session = session(transport, clock: clock)
-        let task = Task { try await session.send(Endpoint(.get, "posts/1", timeout: 0.8), as: Post.self) }
-        await clock.waitForSleepers { $0 == [.milliseconds(800)] }
+        let task = Task {
+            try await session.send(Endpoint(.get, "posts/1", timeLimit: .milliseconds(800)), as: Post.self)
+        }
+        try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.milliseconds(800)] }
         clock.advance(by: .milliseconds(200))
         transport.answer(0, json: json(post))
         #expect(try await task.value == post)
@@ -42,16 +51,19 @@ import Testing
         // ends: the answered request is untouched.
         #expect(clock.sleepers == [.milliseconds(600)])
         clock.advance(by: .milliseconds(600))
-        #expect(await clock.waitForSleepers { $0.isEmpty } == [])
+        #expect(try await clock.waitForSleepers(timeout: .seconds(30)) { $0.isEmpty } == [])
         #expect(transport.cancelledRequests.isEmpty)
     }
 
     @Test func theSessionsTimeoutAppliesWhenTheEndpointSetsNone() async throws {
         let clock = ManualClock()
         let transport = ControlledTransport()
-        let session = session(transport, clock: clock, timeout: 2.5)
+        let session = session(transport, clock: clock, timeLimit: .milliseconds(2500))
         let task = Task { try await session.send(Endpoint(.get, "posts/1")) }
-        #expect(await clock.waitForSleepers { $0 == [.milliseconds(2500)] } == [.milliseconds(2500)])
+        #expect(
+            try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.milliseconds(2500)] } == [
+                .milliseconds(2500)
+            ])
         clock.advance(by: .milliseconds(2500))
         await #expect(throws: NetworkError.timeout) { try await task.value }
     }
@@ -62,8 +74,8 @@ import Testing
         let clock = ManualClock()
         let stuck = StuckTransport()
         let session = session(stuck, clock: clock)
-        let task = Task { try await session.send(Endpoint(.get, "posts/1", timeout: 1)) }
-        await clock.waitForSleepers { $0 == [.seconds(1)] }
+        let task = Task { try await session.send(Endpoint(.get, "posts/1", timeLimit: .seconds(1))) }
+        try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.seconds(1)] }
         clock.advance(by: .seconds(1))
         await #expect(throws: NetworkError.timeout) { try await task.value }
         #expect(stuck.sawCancellation)
@@ -75,16 +87,16 @@ import Testing
         let transport = ScriptedTransport([.status(503)])
         let policy = RetryPolicy(maximumAttempts: 10, initialDelay: .milliseconds(500), jitter: .none)
         let session = NetworkSession(
-            baseURL: "http://test.local/api", transport: transport, retry: policy, timeout: 2, clock: clock)
+            baseURL: "http://test.local/api", transport: transport, retry: policy, timeLimit: .seconds(2), clock: clock)
         let task = Task { try await session.send(Endpoint(.get, "posts/1")) }
         // The shortest sleep is the retry's wait; the other one is the deadline's timer.
         #expect(
-            await clock.waitForSleepers { $0 == [.milliseconds(500), .seconds(2)] } == [
+            try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.milliseconds(500), .seconds(2)] } == [
                 .milliseconds(500), .seconds(2),
             ])
         clock.advance(by: .milliseconds(500))
         #expect(
-            await clock.waitForSleepers { $0 == [.seconds(1), .milliseconds(1500)] } == [
+            try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.seconds(1), .milliseconds(1500)] } == [
                 .seconds(1), .milliseconds(1500),
             ])
         clock.advance(by: .seconds(1))
@@ -107,7 +119,7 @@ import Testing
         let answerAt = (0..<count).map { _ in Int(random.next() % 25) + 1 }
         var tasks: [Task<Result<Post, NetworkError>, Never>] = []
         for index in 0..<count {
-            let endpoint = Endpoint(.get, "posts/\(index)", timeout: TimeInterval(timeouts[index]))
+            let endpoint = Endpoint(.get, "posts/\(index)", timeLimit: .seconds(timeouts[index]))
             tasks.append(
                 Task {
                     do throws(NetworkError) { return .success(try await session.send(endpoint, as: Post.self)) } catch {
@@ -140,7 +152,7 @@ import Testing
                 #expect(result == .failure(.timeout), "request \(index)")
             }
         }
-        #expect(await clock.waitForSleepers { $0.isEmpty } == [])
+        #expect(try await clock.waitForSleepers(timeout: .seconds(30)) { $0.isEmpty } == [])
     }
 
     /// Many requests on the real clock, with deadlines and latencies of a few milliseconds each, racing the
@@ -148,7 +160,9 @@ import Testing
     /// that timed out was cancelled in the transport.
     @Test func deadlinesHoldUnderConcurrentLoad() async throws {
         var random = SeededGenerator(state: 7)
-        let plans = (0..<400).map { _ in (timeout: Double(random.next() % 20 + 1) / 1000, latency: random.next() % 20) }
+        let plans = (0..<400).map { _ in
+            (timeLimit: Duration.milliseconds(random.next() % 20 + 1), latency: random.next() % 20)
+        }
         let cancelled = Locked<Set<Int>>([])
         let transport = StubTransport()
         for (index, plan) in plans.enumerated() {
@@ -166,7 +180,7 @@ import Testing
         let results = await withTaskGroup(of: (Int, Result<Post, NetworkError>).self) { group in
             for (index, plan) in plans.enumerated() {
                 group.addTask {
-                    let endpoint = Endpoint(.get, "posts/\(index)", timeout: plan.timeout)
+                    let endpoint = Endpoint(.get, "posts/\(index)", timeLimit: plan.timeLimit)
                     let result: Result<Post, NetworkError>
                     do {
                         result = .success(try await session.send(endpoint, as: Post.self))
@@ -191,13 +205,13 @@ import Testing
         }
     }
 
-    @Test(arguments: [0, -1, TimeInterval.infinity, TimeInterval.nan, 1e300])
-    func unusualTimeoutsSetNoDeadline(timeout: TimeInterval) async throws {
+    @Test(arguments: [Duration.zero, .seconds(-1), .seconds(1_000_000_000), .seconds(Int64.max)])
+    func unusualTimeLimitsSetNoDeadline(timeLimit: Duration) async throws {
         let clock = ManualClock()
         let transport = ControlledTransport()
         let session = session(transport, clock: clock)
         var endpoint = Endpoint(.get, "posts/1")
-        endpoint.timeout = timeout
+        endpoint.timeLimit = timeLimit
         let task = Task { try await session.send(endpoint, as: Post.self) }
         try await transport.waitForRequests(1)
         #expect(clock.sleepers.isEmpty)
@@ -207,9 +221,14 @@ import Testing
 
     @Test func theBuiltRequestsTimeoutIsRoundedUpToWholeSeconds() async throws {
         let session = makeSession(StubTransport())
-        #expect(try await session.makeURLRequest(for: Endpoint(.get, "posts", timeout: 0.8)).timeoutInterval == 1)
-        #expect(try await session.makeURLRequest(for: Endpoint(.get, "posts", timeout: 7)).timeoutInterval == 7)
-        #expect(try await session.makeURLRequest(for: Endpoint(.get, "posts", timeout: 7.2)).timeoutInterval == 8)
+        #expect(
+            try await session.makeURLRequest(for: Endpoint(.get, "posts", timeLimit: .milliseconds(800)))
+                .timeoutInterval == 1)
+        #expect(
+            try await session.makeURLRequest(for: Endpoint(.get, "posts", timeLimit: .seconds(7))).timeoutInterval == 7)
+        #expect(
+            try await session.makeURLRequest(for: Endpoint(.get, "posts", timeLimit: .milliseconds(7200)))
+                .timeoutInterval == 8)
     }
 }
 

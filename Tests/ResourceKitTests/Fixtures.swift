@@ -39,7 +39,7 @@ func makeSession(_ transport: any HTTPTransport, logger: any NetworkLogging = Si
 /// A session with no deadline, for the model tests: the reference models know nothing of time, and a
 /// schedule slowed down by a loaded machine must not meet the default 60 s deadline.
 func makeTimelessSession(_ transport: any HTTPTransport) -> NetworkSession {
-    NetworkSession(baseURL: "http://test.local/api", transport: transport, timeout: 0)
+    NetworkSession(baseURL: "http://test.local/api", transport: transport, timeLimit: nil)
 }
 
 /// Waits, yielding, until `condition` holds; fails after `timeout` instead of hanging.

@@ -204,7 +204,7 @@ struct PageEnvelopeBody: Encodable {
         let list = ListResource<RemotePagedItems>(session: makeSession(stub), request: ())
         try await list.loadAll(maxPages: 3)
         let pageFour = Task { try await list.loadNextPage() }
-        await stub.waitForRequests(4)
+        try await stub.waitForRequests(4, timeout: .seconds(30))
         isRefreshed.open()
         try await list.refresh()
         #expect(list.items == fresh)

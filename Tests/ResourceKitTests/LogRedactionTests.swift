@@ -68,9 +68,9 @@ import Testing
         let logger = EventCollector()
         let session = NetworkSession(
             baseURL: "http://test.local/api", transport: transport,
-            retry: RetryPolicy(maximumAttempts: 2, jitter: .none), timeout: 0, clock: clock, logger: logger)
+            retry: RetryPolicy(maximumAttempts: 2, jitter: .none), timeLimit: nil, clock: clock, logger: logger)
         let task = Task { try await session.send(Endpoint(.get, "posts")) }
-        await clock.waitForSleepers { $0 == [.seconds(1)] }
+        try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.seconds(1)] }
         clock.advance(by: .seconds(1))
         let thrown = try #require(await #expect(throws: NetworkError.self) { try await task.value })
         // The caller's error keeps what the server said; only the logged copies are redacted.

@@ -48,11 +48,12 @@ import Testing
         let session = makeSession(StubTransport())
         let endpoint = Endpoint(
             .get, "posts", queryItems: [URLQueryItem(name: "tag", value: "a"), URLQueryItem(name: "tag", value: "b")],
-            timeout: 7)
+            timeLimit: .seconds(7))
         let request = try await session.makeURLRequest(for: endpoint)
         #expect(request.url?.query == "tag=a&tag=b")
         #expect(request.timeoutInterval == 7)
-        #expect(try await session.makeURLRequest(for: Endpoint(.get, "posts", timeout: 3)).timeoutInterval == 3)
+        #expect(
+            try await session.makeURLRequest(for: Endpoint(.get, "posts", timeLimit: .seconds(3))).timeoutInterval == 3)
     }
 
     @Test(arguments: ["../admin", "a?b#c", "..", "50%", "with space/and slash"])
@@ -221,7 +222,7 @@ import Testing
         stub.stub(.get, "/api/slow", status: 204, heldBy: AsyncLatch())
         let session = makeSession(stub)
         let task = Task { try await session.send(Endpoint(.get, "slow")) }
-        await stub.waitForRequests(1)
+        try await stub.waitForRequests(1, timeout: .seconds(30))
         task.cancel()
         await #expect(throws: NetworkError.cancelled) { try await task.value }
         #expect(stub.cancellationCount == 1)

@@ -216,7 +216,7 @@ import Testing
         let transport = ScriptedTransport([Self.redirect(302, to: "/api/elsewhere")])
         let error = try #require(
             await #expect(throws: NetworkError.self) {
-                try await session(transport, redirects: .none).send(Endpoint(.get, "posts/1"))
+                try await session(transport, redirects: .never).send(Endpoint(.get, "posts/1"))
             })
         #expect(error.statusCode == 302)
         #expect(error.headers?["Location"] == "/api/elsewhere")
@@ -225,8 +225,21 @@ import Testing
         var followed = Endpoint(.get, "posts/1")
         followed.redirects = .follow
         let again = ScriptedTransport([Self.redirect(302, to: "/api/elsewhere"), .status(204)])
-        try await session(again, redirects: .none).send(followed)
+        try await session(again, redirects: .never).send(followed)
         #expect(again.requestCount == 2)
+    }
+
+    /// `endpoint.redirects = .none` meant `nil` (the property is optional), so the session's policy applied;
+    /// `.never` is the endpoint's own policy.
+    @Test func anEndpointsNeverPolicyStopsFollowingRedirectsTheSessionFollows() async throws {
+        let transport = ScriptedTransport([Self.redirect(302, to: "/api/elsewhere"), .status(204)])
+        var endpoint = Endpoint(.get, "posts/1")
+        endpoint.redirects = .never
+        #expect(endpoint.redirects == .follow(maximumHops: 0))
+        await #expect(throws: NetworkError.httpStatus(code: 302, body: Data())) {
+            try await session(transport, redirects: .follow).send(endpoint)
+        }
+        #expect(transport.requests.map { $0.url?.path } == ["/api/posts/1"])
     }
 
     @Test(arguments: ["ftp://files.test/x", "javascript:alert(1)", "http://"])

@@ -42,7 +42,7 @@ import Testing
         let resource = Resource<RemotePost>(session: makeSession(stub))
         let values = try await withThrowingTaskGroup(of: Post.self) { group in
             for _ in 0..<100 { group.addTask { try await resource.read("1") } }
-            await stub.waitForRequests(1)
+            try await stub.waitForRequests(1, timeout: .seconds(30))
             // Every caller has joined once the request is in flight; let them all register first.
             try await waitUntil("100 callers waiting") { resource.waitingCallerCount == 100 }
             latch.open()
@@ -65,9 +65,9 @@ import Testing
         let resource = Resource<RemotePost>(session: makeSession(stub))
         let recorder = resource.recordStates()
         let readOne = Task { try await resource.read("1") }
-        await stub.waitForRequests(1)
+        try await stub.waitForRequests(1, timeout: .seconds(30))
         let readTwo = Task { try await resource.read("2") }
-        await stub.waitForRequests(2)
+        try await stub.waitForRequests(2, timeout: .seconds(30))
         if slowFirst {
             second.open()
             #expect(try await readTwo.value == two)
@@ -98,7 +98,7 @@ import Testing
         let resource = Resource<RemotePost>(session: makeSession(stub), state: initial)
         let recorder = resource.recordStates()
         let task = Task { try await resource.read("2") }
-        await stub.waitForRequests(1)
+        try await stub.waitForRequests(1, timeout: .seconds(30))
         task.cancel()
         await #expect(throws: NetworkError.cancelled) { try await task.value }
         #expect(resource.state == initial)
@@ -116,7 +116,7 @@ import Testing
         let resource = Resource<RemotePost>(session: makeSession(stub))
         let cancelled = Task { try await resource.read("1") }
         let kept = Task { try await resource.read("1") }
-        await stub.waitForRequests(1)
+        try await stub.waitForRequests(1, timeout: .seconds(30))
         try await waitUntil("2 callers waiting") { resource.waitingCallerCount == 2 }
         cancelled.cancel()
         await #expect(throws: NetworkError.cancelled) { try await cancelled.value }
@@ -150,7 +150,7 @@ import Testing
         let recorder = resource.recordStates()
         // Two tasks start in no guaranteed order: ask the delete only once the update is in flight.
         let update = Task { try await resource.update(post) }
-        await stub.waitForRequests(1)
+        try await stub.waitForRequests(1, timeout: .seconds(30))
         let delete = Task { try await resource.delete(post) }
         try await waitUntil("the delete waits behind the update") { resource.waitingCallerCount == 2 }
         latch.open()

@@ -13,12 +13,13 @@ import Testing
         let failures = Array(repeating: ScriptedTransport.Answer.status(503), count: max(policy.maximumAttempts - 1, 0))
         let transport = ScriptedTransport(failures + [.status(204)])
         let session = NetworkSession(
-            baseURL: "http://test.local/api", transport: transport, retry: policy, timeout: 0, clock: clock)
+            baseURL: "http://test.local/api", transport: transport, retry: policy, timeLimit: nil, clock: clock)
         let call = Task { try await session.send(Endpoint(.get, "posts")) }
         let mover = Task {
             for _ in 0..<policy.maximumAttempts {
-                let pending = await clock.waitForSleepers { !$0.isEmpty }
-                guard let first = pending.first, !Task.isCancelled else { return }
+                // Cancelled once the call has ended: the wait then throws, and the mover stops.
+                let pending = try? await clock.waitForSleepers(timeout: .seconds(30)) { !$0.isEmpty }
+                guard let first = pending?.first, !Task.isCancelled else { return }
                 clock.advance(by: first)
             }
         }
@@ -62,5 +63,22 @@ import Testing
             maximumAttempts: 3, initialDelay: .seconds(1), multiplier: .infinity, maximumDelay: maximumDelay,
             jitter: .none)
         #expect(try await waits(of: policy) == [.seconds(1), cap])
+    }
+
+    @Test func policiesCompareByEverySettingAndJittersByTheirSource() {
+        #expect(RetryPolicy.standard == RetryPolicy())
+        #expect(RetryPolicy.never == RetryPolicy(maximumAttempts: 1))
+        #expect(RetryPolicy.standard != RetryPolicy(maximumAttempts: 4))
+        #expect(RetryPolicy.standard != RetryPolicy(retryableMethods: [.get]))
+        #expect(RetryPolicy(jitter: .none) != RetryPolicy(jitter: .full))
+        #expect(RetryPolicy.Jitter.none == .none)
+        #expect(RetryPolicy.Jitter.full == .full)
+        let seeded = RetryPolicy.Jitter.full(using: { 0.5 })
+        #expect(RetryPolicy(jitter: seeded) == RetryPolicy(jitter: seeded))
+        #expect(seeded != .full(using: { 0.5 }))
+        #expect(seeded != .full)
+        var endpoint = Endpoint(.get, "posts")
+        endpoint.retry = .standard
+        #expect(endpoint.retry == .standard)
     }
 }

@@ -17,11 +17,11 @@ import Testing
         _ transport: any HTTPTransport,
         retry: RetryPolicy,
         clock: ManualClock,
-        timeout: TimeInterval = 0,
+        timeLimit: Duration? = nil,
         logger: any NetworkLogging = SilentLogger()
     ) -> NetworkSession {
         NetworkSession(
-            baseURL: "http://test.local/api", transport: transport, retry: retry, timeout: timeout, clock: clock,
+            baseURL: "http://test.local/api", transport: transport, retry: retry, timeLimit: timeLimit, clock: clock,
             logger: logger)
     }
 
@@ -34,12 +34,15 @@ import Testing
         let session = session(transport, retry: Self.exact, clock: clock, logger: logger)
         let task = Task { try await session.send(endpoint, as: Post.self) }
 
-        #expect(await clock.waitForSleepers { $0 == [.milliseconds(500)] } == [.milliseconds(500)])
+        #expect(
+            try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.milliseconds(500)] } == [
+                .milliseconds(500)
+            ])
         #expect(transport.requestCount == 1)
         clock.advance(by: .milliseconds(499))
         #expect(transport.requestCount == 1)
         clock.advance(by: .milliseconds(1))
-        #expect(await clock.waitForSleepers { $0 == [.seconds(1)] } == [.seconds(1)])
+        #expect(try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.seconds(1)] } == [.seconds(1)])
         #expect(transport.requestCount == 2)
         clock.advance(by: .seconds(1))
 
@@ -61,7 +64,7 @@ import Testing
         let transport = ScriptedTransport([.status(500, json: #"{"n":1}"#), .status(502, json: #"{"n":2}"#)])
         let session = session(transport, retry: RetryPolicy(maximumAttempts: 2, jitter: .none), clock: clock)
         let task = Task { try await session.send(endpoint, as: Post.self) }
-        await clock.waitForSleepers { $0 == [.milliseconds(500)] }
+        try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.milliseconds(500)] }
         clock.advance(by: .milliseconds(500))
         await #expect(throws: NetworkError.httpStatus(code: 502, body: Data(#"{"n":2}"#.utf8))) { try await task.value }
         #expect(transport.requestCount == 2)
@@ -77,7 +80,7 @@ import Testing
         let task = Task { try await session.send(endpoint) }
         // 400 ms, 1.6 s, then 6.4 s capped at 2 s; each a quarter of that with the injected draw.
         for wait in [Duration.milliseconds(100), .milliseconds(400), .milliseconds(500)] {
-            #expect(await clock.waitForSleepers { $0 == [wait] } == [wait])
+            #expect(try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [wait] } == [wait])
             clock.advance(by: wait)
         }
         try await task.value
@@ -95,7 +98,7 @@ import Testing
         let transport = ScriptedTransport([failure, .status(200, json: json(post))])
         let session = session(transport, retry: Self.exact, clock: clock)
         let task = Task { try await session.send(endpoint, as: Post.self) }
-        await clock.waitForSleepers { $0 == [.milliseconds(500)] }
+        try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.milliseconds(500)] }
         clock.advance(by: .milliseconds(500))
         #expect(try await task.value == post)
         #expect(transport.requestCount == 2)
@@ -148,7 +151,7 @@ import Testing
             try await keyedSession.send(
                 Endpoint(.post, "posts", headers: ["idempotency-key": "k1"], body: .json(post)), as: Post.self)
         }
-        await clock.waitForSleepers { $0 == [.milliseconds(500)] }
+        try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.milliseconds(500)] }
         clock.advance(by: .milliseconds(500))
         #expect(try await task.value == post)
         // The retry sends the very body of the first attempt.
@@ -162,7 +165,7 @@ import Testing
         let transport = ScriptedTransport([.status(429, headers: ["Retry-After": "7"]), .status(200, json: json(post))])
         let session = session(transport, retry: Self.exact, clock: clock)
         let task = Task { try await session.send(endpoint, as: Post.self) }
-        #expect(await clock.waitForSleepers { $0 == [.seconds(7)] } == [.seconds(7)])
+        #expect(try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.seconds(7)] } == [.seconds(7)])
         clock.advance(by: .seconds(7))
         #expect(try await task.value == post)
     }
@@ -181,7 +184,7 @@ import Testing
         let task = Task { try await session.send(endpoint) }
         // HTTP dates have whole seconds, and the wall clock moves on while the test runs (slowly under the
         // thread sanitizer): the wait is an hour less the time since the date was written.
-        let waits = await clock.waitForSleepers {
+        let waits = try await clock.waitForSleepers(timeout: .seconds(30)) {
             $0.count == 1 && $0[0] > .seconds(3000) && $0[0] <= .seconds(3600)
         }
         clock.advance(by: waits[0])
@@ -202,7 +205,7 @@ import Testing
     @Test func noRetryWouldEndPastTheDeadline() async throws {
         let transport = ScriptedTransport([.status(503), .status(204)])
         let policy = RetryPolicy(maximumAttempts: 3, initialDelay: .seconds(2), jitter: .none)
-        let session = session(transport, retry: policy, clock: ManualClock(), timeout: 1.5)
+        let session = session(transport, retry: policy, clock: ManualClock(), timeLimit: .milliseconds(1500))
         // The clock never moves: a wait would hang until the time limit.
         await #expect(throws: NetworkError.httpStatus(code: 503, body: Data("{}".utf8))) {
             try await session.send(endpoint)
@@ -215,7 +218,7 @@ import Testing
         let transport = ScriptedTransport([.status(503), .status(204)])
         let session = session(transport, retry: Self.exact, clock: clock)
         let task = Task { try await session.send(endpoint) }
-        await clock.waitForSleepers { $0 == [.milliseconds(500)] }
+        try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.milliseconds(500)] }
         task.cancel()
         await #expect(throws: NetworkError.cancelled) { try await task.value }
         clock.advance(by: .seconds(10))
@@ -239,7 +242,7 @@ import Testing
         var retried = endpoint
         retried.retry = Self.exact
         let task = Task { try await neverRetries.send(retried) }
-        await clock.waitForSleepers { $0 == [.milliseconds(500)] }
+        try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.milliseconds(500)] }
         clock.advance(by: .milliseconds(500))
         try await task.value
         #expect(plain.requestCount == 2)
@@ -251,9 +254,9 @@ import Testing
         let resource = Resource<RemotePost>(session: session(transport, retry: Self.exact, clock: clock))
         let recorder = resource.recordStates()
         let task = Task { try await resource.read("1") }
-        await clock.waitForSleepers { $0 == [.milliseconds(500)] }
+        try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.milliseconds(500)] }
         clock.advance(by: .milliseconds(500))
-        await clock.waitForSleepers { $0 == [.seconds(1)] }
+        try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.seconds(1)] }
         clock.advance(by: .seconds(1))
         _ = try await task.value
         try await recorder.expect([.idle, .loading(previous: nil), .available(post)])
@@ -275,7 +278,7 @@ import Testing
         // Whatever the policy waits, time moves on until the call ends.
         let mover = Task {
             while !Task.isCancelled {
-                await clock.waitForSleepers { !$0.isEmpty }
+                try await clock.waitForSleepers(timeout: .seconds(30)) { !$0.isEmpty }
                 clock.advance(by: .seconds(1_000_000_000))
             }
         }
@@ -302,7 +305,10 @@ import Testing
             #expect(transport.requestCount == 1)
         } else {
             // Unreadable: the computed backoff applies.
-            #expect(await clock.waitForSleepers { $0 == [.milliseconds(500)] } == [.milliseconds(500)])
+            #expect(
+                try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.milliseconds(500)] } == [
+                    .milliseconds(500)
+                ])
             clock.advance(by: .milliseconds(500))
             try await task.value
             #expect(transport.requestCount == 2)

@@ -11,9 +11,13 @@ import Testing
 @Suite struct URLSessionTransportTests {
     static let unusable: [TimeInterval] = [.nan, .infinity, -.infinity, 1e300, 1e9 + 1, 0, -5]
 
-    @Test(arguments: unusable)
-    func aTimeoutThatIsNotAUsableNumberOfSecondsMeansNone(timeout: TimeInterval) {
+    @Test(arguments: [Duration.zero, .seconds(-5), .seconds(1_000_000_001), .seconds(Int64.max), .seconds(1e20)])
+    func aTimeoutThatIsNotAUsableDurationMeansNone(timeout: Duration) {
         #expect(URLSessionTransport(timeout: timeout).session.configuration.timeoutIntervalForRequest == 1e9)
+    }
+
+    @Test(arguments: unusable)
+    func aConfiguredTimeoutThatIsNotAUsableNumberOfSecondsMeansNone(timeout: TimeInterval) {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = timeout
         #expect(
@@ -21,7 +25,8 @@ import Testing
     }
 
     @Test func aUsableTimeoutIsKept() {
-        #expect(URLSessionTransport(timeout: 2.5).session.configuration.timeoutIntervalForRequest == 2.5)
+        #expect(
+            URLSessionTransport(timeout: .milliseconds(2500)).session.configuration.timeoutIntervalForRequest == 2.5)
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 1e9
         #expect(

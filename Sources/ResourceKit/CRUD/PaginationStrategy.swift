@@ -1,7 +1,7 @@
 public import Foundation
 
 /// What a strategy learns from a page to find the next one.
-public struct PageContext: Sendable {
+public struct PageContext: Sendable, Equatable {
     /// How many items the page held.
     public var itemCount: Int
     /// The number of items in the list, when known.
@@ -63,7 +63,7 @@ public protocol PaginationStrategy: Sendable {
 ///
 /// The list ends at an empty page, at the last page when the server sends `totalPages` or `totalItems`,
 /// or at a page shorter than the page size. With totals, loading N pages costs exactly N requests.
-public struct PageNumberPagination: PaginationStrategy {
+public struct PageNumberPagination: PaginationStrategy, Equatable {
     /// Items per page.
     public var pageSize: Int
     /// The query name of the page number.
@@ -120,7 +120,7 @@ public struct PageNumberPagination: PaginationStrategy {
 /// offset reaches the total the server sends (`totalItems` in the body, or an `X-Total-Count` header): with a
 /// total, a list whose size is a multiple of the limit needs no extra empty request. Without a total, a page
 /// shorter than the limit ends the list, since nothing then tells a capped page from the last one.
-public struct OffsetPagination: PaginationStrategy {
+public struct OffsetPagination: PaginationStrategy, Equatable {
     /// Items per page.
     public var limit: Int
     /// The query name of the offset.
@@ -160,7 +160,7 @@ public struct OffsetPagination: PaginationStrategy {
 /// A cursor or next-page token from the response body (``PageResponse/nextCursor``), as in `?cursor=abc`.
 ///
 /// The list ends when the token is missing or empty, or at an empty page.
-public struct CursorPagination: PaginationStrategy {
+public struct CursorPagination: PaginationStrategy, Equatable {
     /// The query name of the cursor.
     public var cursorParameter: String
     /// The query name of the page size, if the API takes one.
@@ -200,7 +200,7 @@ public struct CursorPagination: PaginationStrategy {
 /// RFC 8288 `Link: <…>; rel="next"` headers, as GitHub and many others send.
 ///
 /// The list ends when the response has no `next` link. Relative links resolve against the page's URL.
-public struct LinkHeaderPagination: PaginationStrategy {
+public struct LinkHeaderPagination: PaginationStrategy, Equatable {
     /// Creates the strategy.
     public init() {}
 

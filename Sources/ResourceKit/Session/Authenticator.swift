@@ -7,7 +7,7 @@
 
 /// Applies a credential to requests and renews it when the server rejects it.
 ///
-/// Give one to ``NetworkSession/init(baseURL:validation:transport:defaultHeaders:encoder:decoder:adapters:authenticator:credentialScope:redirects:retry:timeout:clock:redaction:logger:)``.
+/// Give one to ``NetworkSession/init(baseURL:validation:transport:defaultHeaders:encoder:decoder:adapters:authenticator:credentialScope:redirects:retry:timeLimit:clock:redaction:logger:)``.
 /// For every request to an origin in the session's ``CredentialScope``, the session asks for the current
 /// ``credential()`` and lets ``apply(_:to:)`` add it. When the answer is an authentication failure
 /// (``isAuthenticationFailure(_:)``, a `401` by default):
@@ -56,26 +56,37 @@ extension Authenticator {
 /// ```swift
 /// let authenticator = BearerAuthenticator(
 ///     token: { await tokens.current },
-///     refresh: { (expired: String) async throws(NetworkError) -> String in try await tokens.renew(expired) })
+///     refresh: { try await tokens.renew($0) })
 /// ```
+///
+/// The closures may throw any error; it is mapped with ``NetworkError/init(_:)``.
 public struct BearerAuthenticator: Authenticator {
-    private let token: @Sendable () async throws(NetworkError) -> String?
-    private let renew: @Sendable (String) async throws(NetworkError) -> String
+    private let token: @Sendable () async throws -> String?
+    private let renew: @Sendable (String) async throws -> String
 
     /// Creates the authenticator.
     /// - Parameters:
-    ///   - token: Returns the current token, or `nil` to send no `Authorization` header.
-    ///   - refresh: Returns a new token to replace the rejected one.
+    ///   - token: Returns the current token, or `nil` to send no `Authorization` header. What it throws,
+    ///     mapped with ``NetworkError/init(_:)``, fails the request.
+    ///   - refresh: Returns a new token to replace the rejected one. What it throws, mapped with
+    ///     ``NetworkError/init(_:)``, fails every waiting request as ``NetworkError/authenticationFailed(_:)``.
     public init(
-        token: @escaping @Sendable () async throws(NetworkError) -> String?,
-        refresh: @escaping @Sendable (String) async throws(NetworkError) -> String
+        token: @escaping @Sendable () async throws -> String?,
+        refresh: @escaping @Sendable (String) async throws -> String
     ) {
         self.token = token
         self.renew = refresh
     }
 
     /// The current token.
-    public func credential() async throws(NetworkError) -> String? { try await token() }
+    /// - Throws: What the `token` closure threw, mapped with ``NetworkError/init(_:)``.
+    public func credential() async throws(NetworkError) -> String? {
+        do {
+            return try await token()
+        } catch {
+            throw NetworkError(error)
+        }
+    }
 
     /// Sets `Authorization: Bearer <token>`, replacing any `Authorization` the request had.
     public func apply(_ credential: String, to request: inout URLRequest) throws(NetworkError) {
@@ -84,7 +95,14 @@ public struct BearerAuthenticator: Authenticator {
     }
 
     /// Calls the refresh closure.
-    public func refresh(after failed: String) async throws(NetworkError) -> String { try await renew(failed) }
+    /// - Throws: What the closure threw, mapped with ``NetworkError/init(_:)``.
+    public func refresh(after failed: String) async throws(NetworkError) -> String {
+        do {
+            return try await renew(failed)
+        } catch {
+            throw NetworkError(error)
+        }
+    }
 }
 
 /// The session's side of an ``Authenticator``, with its type erased.

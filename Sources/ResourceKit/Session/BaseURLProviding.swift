@@ -32,17 +32,30 @@ extension String: BaseURLProviding {
 }
 
 /// A base-URL provider backed by a closure.
+///
+/// ```swift
+/// let baseURL = DynamicBaseURL { try await settings.selectedRegion().apiURL }
+/// ```
 public struct DynamicBaseURL: BaseURLProviding {
-    private let resolve: @Sendable () async throws(NetworkError) -> URL
+    private let resolve: @Sendable () async throws -> URL
 
     /// Creates a provider that calls `resolve` for every request.
-    /// - Parameter resolve: Returns the current base URL.
-    public init(_ resolve: @escaping @Sendable () async throws(NetworkError) -> URL) {
+    /// - Parameter resolve: Returns the current base URL. What it throws, mapped with
+    ///   ``NetworkError/init(_:)``, fails the request.
+    public init(_ resolve: @escaping @Sendable () async throws -> URL) {
         self.resolve = resolve
     }
 
     /// Calls the closure.
+    /// - Throws: What the closure threw, mapped with ``NetworkError/init(_:)``;
+    ///   ``NetworkError/invalidURL(_:)`` for a URL without a scheme or a host.
     public func resolveBaseURL() async throws(NetworkError) -> URL {
-        try await resolve().resolveBaseURL()
+        let url: URL
+        do {
+            url = try await resolve()
+        } catch {
+            throw NetworkError(error)
+        }
+        return try await url.resolveBaseURL()
     }
 }

@@ -35,7 +35,7 @@ extension NetworkSession {
         var exchange = Exchange(
             request: request, base: base, ownCredentials: Redirect.credentials(in: endpoint.headers),
             redirects: endpoint.redirects ?? redirects, retry: endpoint.retry ?? retry,
-            deadline: Self.deadline(endpoint.timeout ?? timeout))
+            deadline: Self.deadline(endpoint.timeLimit ?? timeLimit))
         exchange.acceptsNotModified = kept != nil
         let response = try await perform(exchange)
         if response.statusCode == 304, let kept {

@@ -17,16 +17,18 @@ public struct Endpoint: Sendable {
     public var headers: HTTPHeaders
     /// The request body.
     public var body: RequestBody?
-    /// This request's deadline in seconds, replacing the session's `timeout`: the whole call, redirects,
-    /// retries and their waits included, must end within it, or it fails with ``NetworkError/timeout``
-    /// and the request in flight is cancelled. Sub-second values hold (`0.8` is 800 ms). A value that is
-    /// not positive, not finite or above 10⁹ means no deadline (the transport's own timeout still applies).
-    /// The built `URLRequest`'s `timeoutInterval` is this value rounded up to whole seconds, so a transport
-    /// that truncates it (`URLSession` on Linux) never ends the request before the deadline.
-    public var timeout: TimeInterval?
+    /// How long this whole call may take, replacing the session's ``NetworkSession/timeLimit``: every attempt,
+    /// redirect and wait between retries must end within it, or the call fails with ``NetworkError/timeout``
+    /// and the request in flight is cancelled. `nil` (the default) keeps the session's limit. Sub-second
+    /// limits hold (`.milliseconds(800)`). A limit that is not positive or above 10⁹ seconds means none for
+    /// this request, whatever the session's (`.zero` lifts it; the transport's own timeout still applies).
+    /// The built `URLRequest`'s `timeoutInterval` is this limit rounded up to whole seconds, so a transport
+    /// that truncates it (`URLSession` on Linux) never ends the request before the limit.
+    public var timeLimit: Duration?
     /// How this request is retried, replacing the session's ``RetryPolicy``.
     public var retry: RetryPolicy?
-    /// How this request's redirects are followed, replacing the session's ``RedirectPolicy``.
+    /// How this request's redirects are followed, replacing the session's ``RedirectPolicy``; `nil` keeps the
+    /// session's, ``RedirectPolicy/never`` follows none.
     public var redirects: RedirectPolicy?
     /// Why this endpoint must not be sent, such as an empty id; sending it fails with
     /// ``NetworkError/invalidRequest(_:)`` before any request is built.
@@ -40,19 +42,19 @@ public struct Endpoint: Sendable {
     ///   - query: Query items as name–value pairs, in name order.
     ///   - headers: Headers for this request.
     ///   - body: The request body.
-    ///   - timeout: This request's deadline in seconds, replacing the session's.
+    ///   - timeLimit: How long the whole call may take, replacing the session's limit (see ``timeLimit``).
     public init(
         _ method: HTTPMethod = .get,
         _ path: String,
         query: [String: String] = [:],
         headers: HTTPHeaders = HTTPHeaders(),
         body: RequestBody? = nil,
-        timeout: TimeInterval? = nil
+        timeLimit: Duration? = nil
     ) {
         self.init(
             method, path,
             queryItems: query.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) },
-            headers: headers, body: body, timeout: timeout)
+            headers: headers, body: body, timeLimit: timeLimit)
     }
 
     /// Creates an endpoint with query items in the given order, repeated names included
@@ -63,21 +65,21 @@ public struct Endpoint: Sendable {
     ///   - queryItems: The query items, in order.
     ///   - headers: Headers for this request.
     ///   - body: The request body.
-    ///   - timeout: This request's deadline in seconds, replacing the session's.
+    ///   - timeLimit: How long the whole call may take, replacing the session's limit (see ``timeLimit``).
     public init(
         _ method: HTTPMethod = .get,
         _ path: String,
         queryItems: [URLQueryItem],
         headers: HTTPHeaders = HTTPHeaders(),
         body: RequestBody? = nil,
-        timeout: TimeInterval? = nil
+        timeLimit: Duration? = nil
     ) {
         self.method = method
         self.path = Self.isAbsolute(path) ? path : URLBuilder.sanitizePath(path)
         self.queryItems = queryItems
         self.headers = headers
         self.body = body
-        self.timeout = timeout
+        self.timeLimit = timeLimit
     }
 
     /// Returns this endpoint with one more path segment holding `id`, percent-encoded so that it stays one

@@ -13,8 +13,8 @@ public indirect enum NetworkError: Error, Sendable, Equatable, CustomStringConve
     /// The transport failed before a complete response arrived (connection refused, host not found,
     /// connection lost…), with the `URLError.Code` that says which.
     case transport(code: URLError.Code, message: String)
-    /// The request did not complete within its timeout: the session's deadline (the endpoint's
-    /// `timeout`, or the session's), or a timeout of the transport itself.
+    /// The request did not complete within its time limit (the endpoint's ``Endpoint/timeLimit``, or the
+    /// session's ``NetworkSession/timeLimit``), or a timeout of the transport itself.
     case timeout
     /// The calling task was cancelled. `CancellationError` and `URLError.cancelled` both become this.
     case cancelled
@@ -122,9 +122,15 @@ public indirect enum NetworkError: Error, Sendable, Equatable, CustomStringConve
     /// Maps any error to a `NetworkError`.
     ///
     /// `NetworkError` passes through unchanged; `CancellationError` and `URLError.cancelled` become
-    /// ``cancelled``; `URLError.timedOut` becomes ``timeout``; other `URLError`s become ``transport(code:message:)``;
-    /// `EncodingError` and `DecodingError` keep their details. Custom transports use this to report their
-    /// failures.
+    /// ``cancelled``; `URLError.timedOut` becomes ``timeout``; other `URLError`s become
+    /// ``transport(code:message:)`` with their code and `localizedDescription`; `EncodingError` and
+    /// `DecodingError` keep their details (as ``encoding(_:)`` and ``decoding(type:codingPath:message:)``
+    /// of a `value`). Any other error becomes ``transport(code:message:)`` with `URLError.Code.unknown` and the
+    /// error's `String(describing:)` as its message.
+    ///
+    /// Custom transports use this to report their failures, and every closure the API takes (an
+    /// authenticator's refresh, an adapter, a stub's responder…) may throw any error: the library maps it
+    /// with this initializer.
     /// - Parameter error: The error to map.
     public init(_ error: any Error) {
         switch error {

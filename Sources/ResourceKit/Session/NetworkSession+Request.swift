@@ -44,8 +44,8 @@ extension NetworkSession {
         request.httpMethod = endpoint.method.rawValue
         // The session enforces the deadline; the transport's own timer must not end the request first
         // (Linux truncates it to whole seconds, so 0.8 would mean at once): whole seconds, rounded up.
-        if let timeout = endpoint.timeout, NetworkSession.deadline(timeout) != nil {
-            request.timeoutInterval = timeout.rounded(.up)
+        if let limit = NetworkSession.deadline(endpoint.timeLimit) {
+            request.timeoutInterval = limit.seconds.rounded(.up)
         }
 
         var headers: HTTPHeaders = ["Accept": "application/json", "User-Agent": NetworkSession.defaultUserAgent]

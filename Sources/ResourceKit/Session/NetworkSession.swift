@@ -42,8 +42,9 @@ public actor NetworkSession {
     public nonisolated let redirects: RedirectPolicy
     /// How failed requests are retried, unless an endpoint sets its own.
     public nonisolated let retry: RetryPolicy
-    /// The deadline of every request, in seconds from its start, unless an endpoint sets its own `timeout`.
-    public nonisolated let timeout: TimeInterval
+    /// How long every call may take, from its start, unless its endpoint sets its own
+    /// ``Endpoint/timeLimit``; `nil`, or a limit that is not positive or above 10⁹ seconds, means none.
+    public nonisolated let timeLimit: Duration?
     /// What is hidden in log events.
     public nonisolated let redaction: LogRedaction
     /// Measures deadlines and waits between retries.
@@ -74,9 +75,10 @@ public actor NetworkSession {
     ///     request to its origin would get.
     ///   - redirects: How redirects are followed; up to 10 hops by default.
     ///   - retry: How failed requests are retried; never by default.
-    ///   - timeout: The deadline of every request, in seconds: from the first attempt through redirects,
-    ///     retries and their waits to the validated response. An endpoint's `timeout` replaces it. A value
-    ///     that is not positive, not finite, or above 10⁹ means no deadline.
+    ///   - timeLimit: How long every call may take: from the first attempt through redirects, retries and
+    ///     their waits to the validated response; 60 seconds by default. An endpoint's
+    ///     ``Endpoint/timeLimit`` replaces it. `nil`, or a limit that is not positive or above 10⁹ seconds,
+    ///     means none.
     ///   - clock: Measures deadlines and waits between retries; a test can pass a manual clock.
     ///   - redaction: What is hidden in log events: secret headers, user info in URLs and secret query items.
     ///   - logger: Receives events; logs nothing by default.
@@ -92,7 +94,7 @@ public actor NetworkSession {
         credentialScope: CredentialScope = .baseURL,
         redirects: RedirectPolicy = .follow,
         retry: RetryPolicy = .never,
-        timeout: TimeInterval = 60,
+        timeLimit: Duration? = .seconds(60),
         clock: some Clock<Duration> = ContinuousClock(),
         redaction: LogRedaction = .standard,
         logger: any NetworkLogging = SilentLogger()
@@ -108,7 +110,7 @@ public actor NetworkSession {
         self.credentialScope = credentialScope
         self.redirects = redirects
         self.retry = retry
-        self.timeout = timeout
+        self.timeLimit = timeLimit
         self.clock = clock
         self.timeline = Timeline(clock)
         self.deadlines = DeadlineScheduler(timeline: timeline)
@@ -159,18 +161,18 @@ public actor NetworkSession {
     /// - Throws: ``NetworkError``, including the validation provider's verdict.
     public nonisolated func response(for endpoint: Endpoint) async throws(NetworkError) -> HTTPResponse {
         let (request, base) = try await buildRequest(for: endpoint)
-        let deadline = Self.deadline(endpoint.timeout ?? timeout)
+        let deadline = Self.deadline(endpoint.timeLimit ?? timeLimit)
         let exchange = Exchange(
             request: request, base: base, ownCredentials: Redirect.credentials(in: endpoint.headers),
             redirects: endpoint.redirects ?? redirects, retry: endpoint.retry ?? retry, deadline: deadline)
         return try await perform(exchange)
     }
 
-    /// The deadline for a timeout in seconds; `nil` (no deadline) for a timeout that is not positive, not
-    /// finite, or longer than about 31 years, as `URLSession` treats such values.
-    static func deadline(_ seconds: TimeInterval) -> Duration? {
-        guard seconds.isFinite, seconds > 0, seconds < 1e9 else { return nil }
-        return .seconds(seconds)
+    /// The deadline for a time limit; `nil` (no deadline) for none, or for a limit that is not positive or
+    /// longer than about 31 years, as `URLSession` treats such values: no deadline can overflow the clock.
+    static func deadline(_ limit: Duration?) -> Duration? {
+        guard let limit, limit > .zero, limit < .seconds(1_000_000_000) else { return nil }
+        return limit
     }
 
     /// Decodes a response body the way ``send(_:as:)`` does.

@@ -34,6 +34,18 @@ public struct RedirectPolicy: Sendable, Equatable {
     /// Follows no redirect: the `3xx` response goes to the validation provider (which by default turns it
     /// into ``NetworkError/httpStatus(code:body:headers:)``, whose headers hold `Location`), or to the caller
     /// of ``NetworkSession/response(for:)`` when the validation accepts it.
+    ///
+    /// ```swift
+    /// var endpoint = Endpoint(.get, "download")
+    /// endpoint.redirects = .never   // this endpoint only; the session's policy applies elsewhere
+    /// ```
+    public static let never = RedirectPolicy(maximumHops: 0)
+
+    /// Follows no redirect, as ``never`` does.
+    ///
+    /// Where the policy is optional, as ``Endpoint/redirects`` is, `.none` means `nil`, so
+    /// `endpoint.redirects = .none` silently keeps the session's policy: use ``never``.
+    @available(*, deprecated, renamed: "never", message: "Use .never: where the policy is optional, .none means nil")
     public static let none = RedirectPolicy(maximumHops: 0)
 }
 

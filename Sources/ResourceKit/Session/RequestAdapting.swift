@@ -17,12 +17,17 @@ public protocol RequestAdapting: Sendable {
 }
 
 /// Adds `Authorization: Bearer <token>` with a token fetched for every request.
+///
+/// ```swift
+/// let adapter = BearerTokenAdapter(token: { try await keychain.token() })
+/// ```
 public struct BearerTokenAdapter: RequestAdapting {
-    private let token: @Sendable () async throws(NetworkError) -> String?
+    private let token: @Sendable () async throws -> String?
 
     /// Creates the adapter.
-    /// - Parameter token: Returns the current token, or `nil` to send no `Authorization` header.
-    public init(token: @escaping @Sendable () async throws(NetworkError) -> String?) {
+    /// - Parameter token: Returns the current token, or `nil` to send no `Authorization` header. What it
+    ///   throws, mapped with ``NetworkError/init(_:)``, fails the request.
+    public init(token: @escaping @Sendable () async throws -> String?) {
         self.token = token
     }
 
@@ -33,10 +38,17 @@ public struct BearerTokenAdapter: RequestAdapting {
     }
 
     /// Sets the header unless the request already has one.
+    /// - Throws: What the `token` closure threw, mapped with ``NetworkError/init(_:)``;
+    ///   ``NetworkError/invalidRequest(_:)`` for a token with CR, LF or NUL.
     public func adapt(_ request: URLRequest) async throws(NetworkError) -> URLRequest {
-        guard request.value(forHTTPHeaderField: "Authorization") == nil, let value = try await token() else {
-            return request
+        guard request.value(forHTTPHeaderField: "Authorization") == nil else { return request }
+        let fetched: String?
+        do {
+            fetched = try await token()
+        } catch {
+            throw NetworkError(error)
         }
+        guard let value = fetched else { return request }
         // Checked here: Linux Foundation drops a header whose value has a line break, which would send the
         // request unauthenticated instead of failing.
         try HeaderValidation.check(name: "Authorization", value: value)
@@ -47,17 +59,27 @@ public struct BearerTokenAdapter: RequestAdapting {
 }
 
 /// A request adapter backed by a closure.
+///
+/// ```swift
+/// let signing = RequestAdapter { try await signer.sign($0) }
+/// ```
 public struct RequestAdapter: RequestAdapting {
-    private let body: @Sendable (URLRequest) async throws(NetworkError) -> URLRequest
+    private let body: @Sendable (URLRequest) async throws -> URLRequest
 
     /// Creates an adapter.
-    /// - Parameter adapt: Returns the request to send.
-    public init(_ adapt: @escaping @Sendable (URLRequest) async throws(NetworkError) -> URLRequest) {
+    /// - Parameter adapt: Returns the request to send. What it throws, mapped with ``NetworkError/init(_:)``,
+    ///   fails the request.
+    public init(_ adapt: @escaping @Sendable (URLRequest) async throws -> URLRequest) {
         self.body = adapt
     }
 
     /// Calls the closure.
+    /// - Throws: What the closure threw, mapped with ``NetworkError/init(_:)``.
     public func adapt(_ request: URLRequest) async throws(NetworkError) -> URLRequest {
-        try await body(request)
+        do {
+            return try await body(request)
+        } catch {
+            throw NetworkError(error)
+        }
     }
 }

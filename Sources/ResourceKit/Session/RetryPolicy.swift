@@ -26,24 +26,39 @@ import Foundation
 /// var upload = Endpoint(.post, "uploads", headers: ["Idempotency-Key": key], body: .json(file))
 /// upload.retry = RetryPolicy(maximumAttempts: 5)   // this endpoint only
 /// ```
-public struct RetryPolicy: Sendable {
+///
+/// Two policies are equal when every setting is, their jitter included (see ``Jitter``).
+public struct RetryPolicy: Sendable, Equatable {
     /// How attempts are spread out.
-    public struct Jitter: Sendable {
-        let random: (@Sendable () -> Double)?
+    ///
+    /// Jitters compare by their source of random numbers, as closures cannot be compared: ``none`` equals
+    /// ``none``, ``full`` equals ``full``, and a ``full(using:)`` jitter equals its own copies only, not
+    /// another made from the same closure.
+    public struct Jitter: Sendable, Equatable {
+        /// Holds a source of random numbers, whose identity makes the jitter comparable.
+        final class Source: Sendable {
+            let draw: @Sendable () -> Double
+            init(_ draw: @escaping @Sendable () -> Double) { self.draw = draw }
+        }
+
+        let source: Source?
 
         /// Waits exactly the computed backoff.
-        public static let none = Jitter(random: nil)
+        public static let none = Jitter(source: nil)
         /// Waits a uniformly random duration between zero and the computed backoff ("full jitter"), so that
         /// clients that failed together do not retry together.
-        public static let full = Jitter(random: { Double.random(in: 0..<1) })
+        public static let full = Jitter(source: Source { Double.random(in: 0..<1) })
 
         /// Full jitter drawing from `random`, which returns a number in `0..<1`; for reproducible tests. A draw
         /// out of that range is clamped to it, and NaN counts as 1 (the whole computed wait).
         /// - Parameter random: The source of random numbers.
         /// - Returns: The jitter.
         public static func full(using random: @escaping @Sendable () -> Double) -> Jitter {
-            Jitter(random: random)
+            Jitter(source: Source(random))
         }
+
+        /// Whether both jitters are the same: both none, or the same source of random numbers.
+        public static func == (lhs: Jitter, rhs: Jitter) -> Bool { lhs.source === rhs.source }
     }
 
     /// Attempts in all, the first one included: `1` never retries.
@@ -129,7 +144,7 @@ public struct RetryPolicy: Sendable {
         // `0 × ∞` is NaN, which the guard turns into no wait.
         let seconds = min(initialDelay.seconds * factor, maximumDelay.seconds, Self.longestWait)
         guard seconds > 0 else { return .zero }
-        return .seconds(seconds * (jitter.random.map { Jitter.unit($0()) } ?? 1))
+        return .seconds(seconds * (jitter.source.map { Jitter.unit($0.draw()) } ?? 1))
     }
 }
 

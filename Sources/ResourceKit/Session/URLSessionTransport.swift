@@ -18,8 +18,8 @@ public import Foundation
 /// `URLSession` reports it as `badServerResponse`), so a ``RetryPolicy`` retries it for idempotent requests
 /// and nowhere else.
 ///
-/// Cancelling the calling task cancels the `URLSessionTask`. ``NetworkSession`` enforces each request's
-/// deadline itself; `URLSession`'s own timeouts (whole seconds on Linux, measuring inactivity) still end a
+/// Cancelling the calling task cancels the `URLSessionTask`. ``NetworkSession`` enforces each call's
+/// time limit itself; `URLSession`'s own timeouts (whole seconds on Linux, measuring inactivity) still end a
 /// request that outlives them. A timeout that is not positive, not finite, or above 10⁹ seconds, in the
 /// transport's configuration or in a request's `timeoutInterval`, means none (10⁹ seconds): Linux's
 /// `URLSession` would crash converting it to milliseconds.
@@ -55,19 +55,43 @@ public struct URLSessionTransport: HTTPTransport {
 
     /// Creates a transport with its own session, which stores no cookies and caches nothing.
     /// - Parameters:
-    ///   - timeout: The inactivity timeout of `URLSession`, in seconds (whole seconds on Linux); a value that
-    ///     is not positive, not finite, or above 10⁹ means none. The deadline of a request is
-    ///     ``NetworkSession``'s `timeout` or the endpoint's.
+    ///   - timeout: The inactivity timeout of `URLSession` (whole seconds on Linux); 60 seconds by default. One
+    ///     that is not positive or above 10⁹ seconds means none. The time limit of a call is
+    ///     ``NetworkSession/timeLimit`` or the endpoint's ``Endpoint/timeLimit``.
     ///   - maximumConnectionsPerHost: How many connections to one host may be open at once.
     ///   - cookieStorage: Where cookies are kept between requests; `nil` (the default) keeps none, so no
     ///     `Set-Cookie` from one response is sent back with the next request.
     public init(
-        timeout: TimeInterval = 60,
+        timeout: Duration = .seconds(60),
         maximumConnectionsPerHost: Int = 16,
         cookieStorage: HTTPCookieStorage? = nil
     ) {
+        // `seconds` is computed from the whole duration, so a huge one cannot trap; it is clamped below.
+        self.init(
+            timeoutSeconds: timeout.seconds, maximumConnectionsPerHost: maximumConnectionsPerHost,
+            cookieStorage: cookieStorage)
+    }
+
+    /// Creates a transport with its own session, whose inactivity timeout is given in seconds.
+    /// - Parameters:
+    ///   - timeout: The inactivity timeout of `URLSession`, in seconds; a value that is not positive, not
+    ///     finite, or above 10⁹ means none.
+    ///   - maximumConnectionsPerHost: How many connections to one host may be open at once.
+    ///   - cookieStorage: Where cookies are kept between requests; `nil` keeps none.
+    @available(*, deprecated, message: "Use init(timeout:maximumConnectionsPerHost:cookieStorage:) with a Duration")
+    public init(
+        timeout: TimeInterval,
+        maximumConnectionsPerHost: Int = 16,
+        cookieStorage: HTTPCookieStorage? = nil
+    ) {
+        self.init(
+            timeoutSeconds: timeout, maximumConnectionsPerHost: maximumConnectionsPerHost,
+            cookieStorage: cookieStorage)
+    }
+
+    private init(timeoutSeconds: TimeInterval, maximumConnectionsPerHost: Int, cookieStorage: HTTPCookieStorage?) {
         let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = Self.inactivityTimeout(timeout)
+        configuration.timeoutIntervalForRequest = Self.inactivityTimeout(timeoutSeconds)
         configuration.httpMaximumConnectionsPerHost = maximumConnectionsPerHost
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCache = nil

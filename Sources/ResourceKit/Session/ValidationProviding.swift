@@ -64,15 +64,27 @@ public struct PocketBaseValidation: ValidationProviding {
 }
 
 /// A validation provider backed by a closure.
+///
+/// ```swift
+/// let validation = ValidationClosure { try Envelope.check($0.body) }
+/// ```
 public struct ValidationClosure: ValidationProviding {
-    private let body: @Sendable (HTTPResponse) throws(NetworkError) -> Void
+    private let body: @Sendable (HTTPResponse) throws -> Void
 
     /// Creates a provider.
-    /// - Parameter validate: Throws the error a response stands for.
-    public init(_ validate: @escaping @Sendable (HTTPResponse) throws(NetworkError) -> Void) {
+    /// - Parameter validate: Throws the error a response stands for: a ``NetworkError`` as it is, any
+    ///   other error mapped with ``NetworkError/init(_:)``. It stays synchronous, as validation is.
+    public init(_ validate: @escaping @Sendable (HTTPResponse) throws -> Void) {
         self.body = validate
     }
 
     /// Calls the closure.
-    public func validate(_ response: HTTPResponse) throws(NetworkError) { try body(response) }
+    /// - Throws: What the closure threw, mapped with ``NetworkError/init(_:)``.
+    public func validate(_ response: HTTPResponse) throws(NetworkError) {
+        do {
+            try body(response)
+        } catch {
+            throw NetworkError(error)
+        }
+    }
 }

@@ -36,7 +36,7 @@ import Testing
             ])
 
         // Changed on the server: the old tag no longer matches, so a new body comes, decoded.
-        let other = NetworkSession(baseURL: "http://test.local/api", transport: backend, timeout: 0)
+        let other = NetworkSession(baseURL: "http://test.local/api", transport: backend, timeLimit: nil)
         try await Resource<RemotePost>(session: other).update(Post(id: "42", title: "Changed"))
         let changed = try await post.read("42")
         #expect(changed == CountedPost(id: "42", title: "Changed"))
@@ -46,7 +46,7 @@ import Testing
 
     @Test func aReadOfAnotherRequestIsNeverConditional() async throws {
         let (_, backend) = try makeStore()
-        let session = NetworkSession(baseURL: "http://test.local/api", transport: backend, timeout: 0)
+        let session = NetworkSession(baseURL: "http://test.local/api", transport: backend, timeLimit: nil)
         let resource = Resource<RemoteCountedPost>(session: session)
         try await resource.read("42")
         try await resource.read("43")

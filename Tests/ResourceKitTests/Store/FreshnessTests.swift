@@ -48,7 +48,8 @@ import Testing
 
     @Test func staleWhileRevalidateAnswersAtOnceAndShowsTheRefresh() async throws {
         let transport = ControlledTransport()
-        let session = NetworkSession(baseURL: "http://test.local/api", transport: transport, timeout: 0, clock: clock)
+        let session = NetworkSession(
+            baseURL: "http://test.local/api", transport: transport, timeLimit: nil, clock: clock)
         let post = ResourceStore(session: session).resource(RemoteCachedPost.self, id: "42")
         let recorder = post.recordStates()
         let first = Task { try await post.read("42", policy: .staleWhileRevalidate) }

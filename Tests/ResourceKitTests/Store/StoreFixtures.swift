@@ -88,7 +88,7 @@ func makeStore(
     let backend = InMemoryBackend(basePath: "/api")
     backend.addCollection("posts")
     try backend.seed(storePosts, into: "posts")
-    let session = NetworkSession(baseURL: "http://test.local/api", transport: backend, timeout: 0, clock: clock)
+    let session = NetworkSession(baseURL: "http://test.local/api", transport: backend, timeLimit: nil, clock: clock)
     return (ResourceStore(session: session, capacity: capacity), backend)
 }
 

@@ -64,7 +64,7 @@ import Testing
         let backend = InMemoryBackend(basePath: "/api")
         backend.addCollection("posts")
         try backend.seed(storePosts, into: "posts")
-        let session = NetworkSession(baseURL: "http://test.local/api", transport: backend, timeout: 0)
+        let session = NetworkSession(baseURL: "http://test.local/api", transport: backend, timeLimit: nil)
         weak var weakStore: ResourceStore?
         let (post, list): (Resource<RemotePost>, ListResource<RemoteFeed>) = try await {
             let store = ResourceStore(session: session)

@@ -11,7 +11,8 @@ import Testing
         let posts = (0..<10_000).map { Post(id: "p\($0)", title: "Post \($0)") }
         try backend.seed(posts, into: "posts")
         let store = ResourceStore(
-            session: NetworkSession(baseURL: "http://test.local/api", transport: backend, timeout: 0), capacity: 1_000)
+            session: NetworkSession(baseURL: "http://test.local/api", transport: backend, timeLimit: nil),
+            capacity: 1_000)
         // One observed resource, held all along: never evicted.
         let observed = store.resource(RemotePost.self, id: "p0")
         let recorder = observed.recordStates()
