@@ -1,5 +1,6 @@
 extension ListResource {
-    typealias Machine = ListMachine<Item, Remote.Pagination.PageKey>
+    // `@usableFromInline`: it meets `MachineHost`'s requirement (see ListResource.swift).
+    @usableFromInline typealias Machine = ListMachine<Item, Remote.Pagination.PageKey>
     typealias Outcome = Machine.Outcome
 
     /// Loads the first page and replaces the list with it when it arrives.

@@ -25,9 +25,11 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
     /// What selects the list.
     public let request: Remote.ListRequest
 
-    let storage: Locked<HostStorage<ListMachine<Item, Remote.Pagination.PageKey>>>
-    let registrar = ObservationRegistrar()
-    let stateKeyPath: any KeyPath<ListResource, ListState<Item>> & Sendable = \.listState
+    // `@usableFromInline`: they meet requirements of `MachineHost`, whose core is inlinable for the read path
+    // of `Resource` (see MachineHost.swift); that makes them part of the module's API surface.
+    @usableFromInline let storage: Locked<HostStorage<ListMachine<Item, Remote.Pagination.PageKey>>>
+    @usableFromInline let registrar = ObservationRegistrar()
+    @usableFromInline let stateKeyPath: any KeyPath<ListResource, ListState<Item>> & Sendable = \.listState
     /// The store this list belongs to, if a store made it.
     let link: ListLink<Remote>?
 
@@ -103,7 +105,7 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
 }
 
 extension ListResource: MachineHost {
-    func forward(_ news: [ItemNews<Item, Item.ID>]) {
+    @usableFromInline func forward(_ news: [ItemNews<Item, Item.ID>]) {
         link?.publish(self, news)
     }
 }

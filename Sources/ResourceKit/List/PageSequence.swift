@@ -15,7 +15,8 @@ public struct Page<Item: Sendable>: Sendable {
 extension Page: Equatable where Item: Equatable {}
 
 /// The result of fetching one page, before it is merged anywhere.
-struct FetchedPage<Item: Sendable, Key: Sendable>: Sendable {
+// `@usableFromInline`: a case of `ListOutcome`, which `MachineHost`'s inlinable core names; API surface.
+@usableFromInline struct FetchedPage<Item: Sendable, Key: Sendable>: Sendable {
     var items: [Item]
     var nextKey: Key?
     var context: PageContext

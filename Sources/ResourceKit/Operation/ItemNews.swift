@@ -1,7 +1,11 @@
-import Synchronization
+public import Synchronization
+
+// `@inlinable` over `@usableFromInline internal` declarations, so that a client specializes the read path
+// for its own types (unspecialized, it spends its time in generic metadata lookups): this makes them part
+// of the module's API surface, and a change to them a change clients compile against.
 
 /// What an item is now, as one resource or list learnt it.
-enum ItemFact<Item: Sendable>: Sendable {
+@usableFromInline enum ItemFact<Item: Sendable>: Sendable {
     case value(Item)
     case removed
 }
@@ -14,35 +18,49 @@ enum ItemFact<Item: Sendable>: Sendable {
 ///
 /// Flat fields rather than an enum with payloads: news is read in generic code on every holder, where each
 /// tuple payload would cost a run-time metadata lookup.
-struct ItemNews<Item: Sendable, ID: Sendable>: Sendable {
-    var id: ID
-    var kind: ItemNewsKind
-    var value: Item?
-    var rank: UInt64 = 0
-    var created = false
-    var token: LayerToken?
+@usableFromInline struct ItemNews<Item: Sendable, ID: Sendable>: Sendable {
+    @usableFromInline var id: ID
+    @usableFromInline var kind: ItemNewsKind
+    @usableFromInline var value: Item?
+    @usableFromInline var rank: UInt64 = 0
+    @usableFromInline var created = false
+    @usableFromInline var token: LayerToken?
 
-    static func fact(_ id: ID, _ fact: ItemFact<Item>, rank: UInt64, created: Bool = false) -> ItemNews {
+    @inlinable init(
+        id: ID, kind: ItemNewsKind, value: Item? = nil, rank: UInt64 = 0, created: Bool = false,
+        token: LayerToken? = nil
+    ) {
+        self.id = id
+        self.kind = kind
+        self.value = value
+        self.rank = rank
+        self.created = created
+        self.token = token
+    }
+
+    @inlinable static func fact(_ id: ID, _ fact: ItemFact<Item>, rank: UInt64, created: Bool = false) -> ItemNews {
         ItemNews(id: id, kind: .fact, value: fact.value, rank: rank, created: created)
     }
 
-    static func layer(_ id: ID, token: LayerToken, _ fact: ItemFact<Item>) -> ItemNews {
+    @inlinable static func layer(_ id: ID, token: LayerToken, _ fact: ItemFact<Item>) -> ItemNews {
         ItemNews(id: id, kind: .layer, value: fact.value, token: token)
     }
 
-    static func unlayer(_ id: ID, token: LayerToken) -> ItemNews { ItemNews(id: id, kind: .unlayer, token: token) }
+    @inlinable static func unlayer(_ id: ID, token: LayerToken) -> ItemNews {
+        ItemNews(id: id, kind: .unlayer, token: token)
+    }
 
     /// The fact or layer's change.
-    var fact: ItemFact<Item> { value.map { .value($0) } ?? .removed }
+    @inlinable var fact: ItemFact<Item> { value.map { .value($0) } ?? .removed }
 
     /// The same news about another id type.
-    func with<Other: Sendable>(id other: Other) -> ItemNews<Item, Other> {
+    @inlinable func with<Other: Sendable>(id other: Other) -> ItemNews<Item, Other> {
         ItemNews<Item, Other>(id: other, kind: kind, value: value, rank: rank, created: created, token: token)
     }
 }
 
 /// What an ``ItemNews`` says.
-enum ItemNewsKind: UInt8, Sendable {
+@usableFromInline enum ItemNewsKind: UInt8, Sendable {
     /// The item as the server answered (`value`, or removed when `nil`), at `rank`; `created` when a create
     /// answered it.
     case fact
@@ -53,7 +71,7 @@ enum ItemNewsKind: UInt8, Sendable {
 }
 
 extension ItemFact {
-    var value: Item? {
+    @inlinable var value: Item? {
         if case .value(let value) = self { return value }
         return nil
     }
@@ -61,7 +79,7 @@ extension ItemFact {
 
 /// A store-attached machine's news, whose ids the host fills in: a resource machine holds one item and does
 /// not know its id type.
-typealias ResourceNews<Value: Sendable> = ItemNews<Value, Void>
+@usableFromInline typealias ResourceNews<Value: Sendable> = ItemNews<Value, Void>
 
 /// Names one optimistic change, and knows whether it has ended.
 ///
@@ -71,16 +89,18 @@ typealias ResourceNews<Value: Sendable> = ItemNews<Value, Void>
 /// same critical section that makes its end news, so a holder that checks the mark under its own lock either
 /// adds the layer before the end reaches it, or sees the mark and never adds it: whatever the interleaving,
 /// no layer outlives its change.
-final class LayerToken: Sendable, Equatable {
-    private let ended = Atomic<Bool>(false)
+@usableFromInline final class LayerToken: Sendable, Equatable {
+    @usableFromInline let ended = Atomic<Bool>(false)
+
+    @inlinable init() {}
 
     /// Whether the change has ended (confirmed or rolled back).
-    var hasEnded: Bool { ended.load(ordering: .acquiring) }
+    @inlinable var hasEnded: Bool { ended.load(ordering: .acquiring) }
 
     /// Marks the change ended; called by its own machine, in the transition that ends it.
-    func end() { ended.store(true, ordering: .releasing) }
+    @inlinable func end() { ended.store(true, ordering: .releasing) }
 
-    static func == (lhs: LayerToken, rhs: LayerToken) -> Bool { lhs === rhs }
+    @inlinable static func == (lhs: LayerToken, rhs: LayerToken) -> Bool { lhs === rhs }
 }
 
 /// Where a list puts an item created elsewhere in the store.

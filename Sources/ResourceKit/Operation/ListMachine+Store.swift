@@ -1,8 +1,8 @@
 /// What a store asks of a list's machine: news of items from other holders, and optimistic layers.
 extension ListMachine {
-    typealias News = [ItemNews<Item, Item.ID>]
+    @usableFromInline typealias News = [ItemNews<Item, Item.ID>]
 
-    mutating func takeNews() -> News? {
+    @usableFromInline mutating func takeNews() -> News? {
         guard !news.isEmpty else { return nil }
         defer { news = [] }
         return news

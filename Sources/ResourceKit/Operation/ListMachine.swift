@@ -1,5 +1,5 @@
 /// What an operation did to a list.
-enum ListOutcome<Item: Identifiable & Sendable, PageKey: Sendable>: Sendable where Item.ID: Sendable {
+@usableFromInline enum ListOutcome<Item: Identifiable & Sendable, PageKey: Sendable>: Sendable where Item.ID: Sendable {
     case page(FetchedPage<Item, PageKey>)
     case inserted(Item)
     case replaced(Item)
@@ -9,7 +9,7 @@ enum ListOutcome<Item: Identifiable & Sendable, PageKey: Sendable>: Sendable whe
 }
 
 /// What the work of a list operation is given.
-enum ListWork<PageKey: Sendable>: Sendable {
+@usableFromInline enum ListWork<PageKey: Sendable>: Sendable {
     case page(PageKey)
     case mutation
 }
@@ -22,10 +22,10 @@ enum ListWork<PageKey: Sendable>: Sendable {
 ///   and answers its callers ``NetworkError/superseded``. Until then it appends as usual.
 /// - Mutations run in call order and apply to the list at once, also while a refresh is in flight. A page
 ///   sent before a mutation completed cannot undo it: the mutation is applied again on top of that page.
-struct ListMachine<Item: Identifiable & Sendable, PageKey: Sendable & Equatable>: OperationMachine
+@usableFromInline struct ListMachine<Item: Identifiable & Sendable, PageKey: Sendable & Equatable>: OperationMachine
 where Item.ID: Sendable {
-    typealias Outcome = ListOutcome<Item, PageKey>
-    typealias Context = ListWork<PageKey>
+    @usableFromInline typealias Outcome = ListOutcome<Item, PageKey>
+    @usableFromInline typealias Context = ListWork<PageKey>
 
     enum Kind {
         case first(PageKey)
@@ -43,8 +43,10 @@ where Item.ID: Sendable {
         case removed
     }
 
-    var state: ListState<Item>
-    private(set) var version: UInt64 = 0
+    // `@usableFromInline` (not inlinable): they meet requirements of `OperationMachine`, whose callers in
+    // MachineHost.swift are inlinable for `Resource`'s read path; part of the module's API surface.
+    @usableFromInline var state: ListState<Item>
+    @usableFromInline private(set) var version: UInt64 = 0
     /// The list without anything in flight: content never `loading`, no next page loading.
     var settled: ListState<Item>
     var settledRank: UInt64 = 0
@@ -80,7 +82,7 @@ where Item.ID: Sendable {
         rebuildIndex()
     }
 
-    var waitingCallerCount: Int { book.waitingCallerCount }
+    @usableFromInline var waitingCallerCount: Int { book.waitingCallerCount }
 
     // MARK: Asking
 
@@ -143,7 +145,7 @@ where Item.ID: Sendable {
 
     // MARK: Events
 
-    mutating func cancel(_ call: CallID) -> Effects {
+    @usableFromInline mutating func cancel(_ call: CallID) -> Effects {
         var effects = Effects.none
         var layerEnded = false
         switch book.leave(call, into: &effects) {
@@ -158,7 +160,7 @@ where Item.ID: Sendable {
         return effects
     }
 
-    mutating func begin(_ id: OperationID) -> (shouldRun: Bool, effects: Effects) {
+    @usableFromInline mutating func begin(_ id: OperationID) -> (shouldRun: Bool, effects: Effects) {
         switch book.begin(id) {
         case nil: (false, .none)
         case false?: (false, finish(id, with: .failure(.cancelled)))
@@ -166,13 +168,13 @@ where Item.ID: Sendable {
         }
     }
 
-    mutating func attach(_ task: Task<Void, Never>, to id: OperationID) -> Effects {
+    @usableFromInline mutating func attach(_ task: Task<Void, Never>, to id: OperationID) -> Effects {
         var effects = Effects.none
         book.attach(task, to: id, into: &effects)
         return effects
     }
 
-    mutating func finish(_ id: OperationID, with result: Result<Outcome, NetworkError>) -> Effects {
+    @usableFromInline mutating func finish(_ id: OperationID, with result: Result<Outcome, NetworkError>) -> Effects {
         var effects = Effects.none
         guard var operation = book.finish(id, into: &effects) else { return effects }
         if joinableFirst == id { joinableFirst = nil }

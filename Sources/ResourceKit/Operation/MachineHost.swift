@@ -1,23 +1,32 @@
-import Observation
+public import Observation
+
+// `@inlinable` over `@usableFromInline internal` declarations, so that a client specializes the read path
+// for its own types (unspecialized, it spends its time in generic metadata lookups): this makes them part
+// of the module's API surface, and a change to them a change clients compile against.
 
 /// A machine, the streams that observe its state, and the deliveries not yet made to them.
-struct HostStorage<Machine: OperationMachine> {
-    typealias Observer = AsyncStream<Machine.State>.Continuation
+@usableFromInline struct HostStorage<Machine: OperationMachine> {
+    @usableFromInline typealias Observer = AsyncStream<Machine.State>.Continuation
 
-    var machine: Machine
-    var observers: [UInt64: Observer] = [:]
-    var nextObserverID: UInt64 = 0
+    @usableFromInline var machine: Machine
+    @usableFromInline var observers: [UInt64: Observer] = [:]
+    @usableFromInline var nextObserverID: UInt64 = 0
     /// A state waiting to be yielded, with the observers registered when it was made.
-    struct Delivery {
-        var observers: [UInt64: Observer]
-        var state: Machine.State
+    @usableFromInline struct Delivery {
+        @usableFromInline var observers: [UInt64: Observer]
+        @usableFromInline var state: Machine.State
+
+        @inlinable init(observers: [UInt64: Observer], state: Machine.State) {
+            self.observers = observers
+            self.state = state
+        }
     }
 
     /// States waiting to be yielded, oldest first.
-    var pending: [Delivery] = []
-    var isDelivering = false
+    @usableFromInline var pending: [Delivery] = []
+    @usableFromInline var isDelivering = false
 
-    init(_ machine: Machine) { self.machine = machine }
+    @inlinable init(_ machine: Machine) { self.machine = machine }
 }
 
 /// How a `states` stream buffers the states its consumer has not read yet.
@@ -34,7 +43,7 @@ public enum StateBuffering: Sendable, Equatable {
 /// Every event is one transition in one critical section. Its effects (answering callers, cancelling and
 /// starting work) run after the lock; changed states go to a pending queue that whoever finds no delivery
 /// under way drains outside the lock, so observers get every change in order while `state` stays readable.
-protocol MachineHost: AnyObject, Sendable, Observable {
+@usableFromInline protocol MachineHost: AnyObject, Sendable, Observable {
     associatedtype Machine: OperationMachine
     var storage: Locked<HostStorage<Machine>> { get }
     var registrar: ObservationRegistrar { get }
@@ -45,7 +54,7 @@ protocol MachineHost: AnyObject, Sendable, Observable {
 }
 
 extension MachineHost {
-    typealias Effects = Machine.Effects
+    @usableFromInline typealias Effects = Machine.Effects
 
     /// The current state, registered with Observation.
     var observedState: Machine.State {
@@ -54,7 +63,7 @@ extension MachineHost {
     }
 
     /// Applies one event to the machine; then tells Observation and delivers the change, outside the lock.
-    func transition<R>(_ event: (inout Machine) -> R) -> R {
+    @inlinable func transition<R>(_ event: (inout Machine) -> R) -> R {
         let (result, changed, mustDeliver, news) = storage.withLock { storage in
             let version = storage.machine.version
             let result = event(&storage.machine)
@@ -74,7 +83,7 @@ extension MachineHost {
         return result
     }
 
-    private func deliverPending() {
+    @inlinable func deliverPending() {
         while true {
             let batch = storage.withLock { storage in
                 let batch = storage.pending
@@ -93,7 +102,7 @@ extension MachineHost {
     ///
     /// `ask` runs in the same critical section that registers the caller: it decides whether to answer at
     /// once, join an operation in flight, or start one. A caller cancelled at any point gets `.cancelled`.
-    func perform(
+    @inlinable func perform(
         _ ask: (inout Machine, CallID, OperationWaiter<Machine.Outcome>) -> Effects
     ) async -> Result<Machine.Outcome, NetworkError> {
         let call = CallID.next()
@@ -117,13 +126,13 @@ extension MachineHost {
     }
 
     /// Runs a transition's effects; never called with the lock held.
-    func run(_ effects: Effects) {
+    @inlinable func run(_ effects: Effects) {
         for resumption in effects.resumes { resumption.waiter.resume(returning: resumption.result) }
         for task in effects.cancels { task.cancel() }
         for start in effects.starts { launch(start) }
     }
 
-    private func launch(_ start: Effects.Start) {
+    @inlinable func launch(_ start: Effects.Start) {
         let body: @Sendable () async -> Void = { [self] in
             if start.beginsFirst {
                 let (shouldRun, effects) = transition { $0.begin(start.operation) }

@@ -1,39 +1,53 @@
-import Synchronization
+public import Synchronization
+
+// `@inlinable` over `@usableFromInline internal` declarations, so that a client specializes the read path
+// for its own types (unspecialized, it spends its time in generic metadata lookups): this makes them part
+// of the module's API surface, and a change to them a change clients compile against.
 
 /// Ranks are drawn from one counter for the whole process, so that ranks of different resources and lists
 /// compare: a store decides with them which of two answers about one item is newer.
-private let rankCounter = Atomic<UInt64>(0)
+@usableFromInline let rankCounter = Atomic<UInt64>(0)
 
 /// The next rank of the process-wide clock.
-func nextRank() -> UInt64 { rankCounter.add(1, ordering: .relaxed).newValue }
+@inlinable func nextRank() -> UInt64 { rankCounter.add(1, ordering: .relaxed).newValue }
 
 /// The bookkeeping both machines share: which callers wait on which operation, the rank clock, and the
 /// serial queue that runs mutations one after another. It decides nothing about state: ``ResourceMachine``
 /// and ``ListMachine`` do that, and call it inside the same transition.
-struct OperationBook<Outcome: Sendable, Context: Sendable, Kind> {
-    typealias Effects = OperationEffects<Outcome, Context>
+@usableFromInline struct OperationBook<Outcome: Sendable, Context: Sendable, Kind> {
+    @usableFromInline typealias Effects = OperationEffects<Outcome, Context>
 
-    struct Operation {
-        var kind: Kind
+    @usableFromInline struct Operation {
+        @usableFromInline var kind: Kind
         /// The rank at which its request was sent; a serial operation's is the moment its turn came.
-        var sentAt: UInt64
-        var callers = Callers<Outcome>()
-        var task: Task<Void, Never>?
+        @usableFromInline var sentAt: UInt64
+        @usableFromInline var callers = Callers<Outcome>()
+        @usableFromInline var task: Task<Void, Never>?
         /// A serial operation waiting for its turn, and the work it will run then.
-        var queued: Queued?
-        var isSerial = false
+        @usableFromInline var queued: Queued?
+        @usableFromInline var isSerial = false
         /// Every caller left while its work runs; its answer goes nowhere.
-        var isAbandoned = false
+        @usableFromInline var isAbandoned = false
+
+        @inlinable init(kind: Kind, sentAt: UInt64) {
+            self.kind = kind
+            self.sentAt = sentAt
+        }
     }
 
     /// The work a queued serial operation runs when its turn comes.
-    struct Queued {
-        var context: Context
-        var work: OperationWork<Outcome, Context>
+    @usableFromInline struct Queued {
+        @usableFromInline var context: Context
+        @usableFromInline var work: OperationWork<Outcome, Context>
+
+        @inlinable init(context: Context, work: @escaping OperationWork<Outcome, Context>) {
+            self.context = context
+            self.work = work
+        }
     }
 
     /// What became of an operation when one of its callers left.
-    enum Departure {
+    @usableFromInline enum Departure {
         /// The caller was not waiting (any more).
         case none
         /// Other callers still wait.
@@ -44,20 +58,22 @@ struct OperationBook<Outcome: Sendable, Context: Sendable, Kind> {
         case abandoned(OperationID, Operation)
     }
 
-    private(set) var operations: [OperationID: Operation] = [:]
-    private var callOperation: [CallID: OperationID] = [:]
-    private var lastID: UInt64 = 0
-    private var runningSerial: OperationID?
-    private var serialQueue: [OperationID] = []
+    @usableFromInline var operations: [OperationID: Operation] = [:]
+    @usableFromInline var callOperation: [CallID: OperationID] = [:]
+    @usableFromInline var lastID: UInt64 = 0
+    @usableFromInline var runningSerial: OperationID?
+    @usableFromInline var serialQueue: [OperationID] = []
 
-    var waitingCallerCount: Int { callOperation.count }
+    @inlinable init() {}
+
+    @inlinable var waitingCallerCount: Int { callOperation.count }
 
     /// The next rank: every ask, completion and serial turn takes one.
-    func tick() -> UInt64 { nextRank() }
+    @inlinable func tick() -> UInt64 { nextRank() }
 
     /// Starts an operation for one caller; its work runs at once, on the caller's thread.
     @discardableResult
-    mutating func start(
+    @inlinable mutating func start(
         _ kind: Kind, _ call: CallID, _ waiter: OperationWaiter<Outcome>, context: Context,
         work: @escaping OperationWork<Outcome, Context>, into effects: inout Effects
     ) -> OperationID {
@@ -67,14 +83,14 @@ struct OperationBook<Outcome: Sendable, Context: Sendable, Kind> {
     }
 
     /// Adds a caller to an operation in flight.
-    mutating func join(_ id: OperationID, _ call: CallID, _ waiter: OperationWaiter<Outcome>) {
+    @inlinable mutating func join(_ id: OperationID, _ call: CallID, _ waiter: OperationWaiter<Outcome>) {
         let rank = tick()
         operations[id]?.callers.add(call, rank: rank, waiter: waiter)
         callOperation[call] = id
     }
 
     /// A serial operation: it starts now when no other runs, or after every serial operation asked before it.
-    mutating func enqueueSerial(
+    @inlinable mutating func enqueueSerial(
         _ kind: Kind, _ call: CallID, _ waiter: OperationWaiter<Outcome>, context: Context,
         work: @escaping OperationWork<Outcome, Context>, into effects: inout Effects
     ) {
@@ -92,7 +108,7 @@ struct OperationBook<Outcome: Sendable, Context: Sendable, Kind> {
 
     /// A caller leaves: it is answered `.cancelled` at once. When it was the last, a queued operation is
     /// dropped and a running one abandoned (its task cancelled).
-    mutating func leave(_ call: CallID, into effects: inout Effects) -> Departure {
+    @inlinable mutating func leave(_ call: CallID, into effects: inout Effects) -> Departure {
         guard let id = callOperation.removeValue(forKey: call), var operation = operations[id],
             let waiter = operation.callers.remove(call)
         else { return .none }
@@ -112,7 +128,9 @@ struct OperationBook<Outcome: Sendable, Context: Sendable, Kind> {
     }
 
     /// Answers every caller of an operation with `result` now and abandons it: its later answer goes nowhere.
-    mutating func dismiss(_ id: OperationID, with result: Result<Outcome, NetworkError>, into effects: inout Effects) {
+    @inlinable mutating func dismiss(
+        _ id: OperationID, with result: Result<Outcome, NetworkError>, into effects: inout Effects
+    ) {
         guard var operation = operations[id] else { return }
         for call in operation.callers.entries.keys { callOperation[call] = nil }
         operation.callers.resumeAll(with: result, into: &effects)
@@ -122,7 +140,7 @@ struct OperationBook<Outcome: Sendable, Context: Sendable, Kind> {
 
     /// A serial operation's turn: `nil` if it is unknown, `false` if abandoned meanwhile. Otherwise it is
     /// sent now. (Its callers were ranked when the operation before it completed.)
-    mutating func begin(_ id: OperationID) -> Bool? {
+    @inlinable mutating func begin(_ id: OperationID) -> Bool? {
         guard var operation = operations[id] else { return nil }
         if operation.isAbandoned { return false }
         operation.sentAt = tick()
@@ -131,7 +149,7 @@ struct OperationBook<Outcome: Sendable, Context: Sendable, Kind> {
     }
 
     /// The task running an operation exists now; cancel it if every caller left before.
-    mutating func attach(_ task: Task<Void, Never>, to id: OperationID, into effects: inout Effects) {
+    @inlinable mutating func attach(_ task: Task<Void, Never>, to id: OperationID, into effects: inout Effects) {
         guard operations[id] != nil else { return }
         operations[id]?.task = task
         if operations[id]?.isAbandoned == true { effects.cancels.append(task) }
@@ -139,7 +157,7 @@ struct OperationBook<Outcome: Sendable, Context: Sendable, Kind> {
 
     /// An operation's work returned: it is forgotten, and a serial one lets the next in the queue start.
     /// The returned operation still holds its callers, for the machine to rank and answer.
-    mutating func finish(_ id: OperationID, into effects: inout Effects) -> Operation? {
+    @inlinable mutating func finish(_ id: OperationID, into effects: inout Effects) -> Operation? {
         guard let operation = operations.removeValue(forKey: id) else { return nil }
         for call in operation.callers.entries.keys { callOperation[call] = nil }
         if operation.isSerial, runningSerial == id {
@@ -149,7 +167,7 @@ struct OperationBook<Outcome: Sendable, Context: Sendable, Kind> {
         return operation
     }
 
-    private mutating func startNextSerial(into effects: inout Effects) {
+    @inlinable mutating func startNextSerial(into effects: inout Effects) {
         while !serialQueue.isEmpty {
             let id = serialQueue.removeFirst()
             guard let queued = operations[id]?.queued else { continue }
@@ -165,7 +183,7 @@ struct OperationBook<Outcome: Sendable, Context: Sendable, Kind> {
         }
     }
 
-    private mutating func add(_ kind: Kind, _ call: CallID, _ waiter: OperationWaiter<Outcome>) -> OperationID {
+    @inlinable mutating func add(_ kind: Kind, _ call: CallID, _ waiter: OperationWaiter<Outcome>) -> OperationID {
         lastID &+= 1
         let id = OperationID(raw: lastID)
         let rank = tick()
@@ -176,7 +194,7 @@ struct OperationBook<Outcome: Sendable, Context: Sendable, Kind> {
         return id
     }
 
-    private func abandon(_ operation: inout Operation, into effects: inout Effects) {
+    @inlinable func abandon(_ operation: inout Operation, into effects: inout Effects) {
         operation.isAbandoned = true
         if let task = operation.task { effects.cancels.append(task) }
     }

@@ -1,64 +1,92 @@
-import Synchronization
+public import Synchronization
+
+// `@inlinable` over `@usableFromInline internal` declarations, so that a client specializes the read path
+// for its own types (unspecialized, it spends its time in generic metadata lookups): this makes them part
+// of the module's API surface, and a change to them a change clients compile against.
 
 /// One caller of an operation, unique in the process. It is drawn before the caller registers, so a
 /// cancellation handler that runs first still knows whom it cancels.
-struct CallID: Hashable, Sendable {
-    let raw: UInt64
+@usableFromInline struct CallID: Hashable, Sendable {
+    @usableFromInline let raw: UInt64
 
-    static func next() -> CallID { CallID(raw: callCounter.add(1, ordering: .relaxed).newValue) }
+    @inlinable init(raw: UInt64) { self.raw = raw }
+
+    @inlinable static func next() -> CallID { CallID(raw: callCounter.add(1, ordering: .relaxed).newValue) }
 }
 
-private let callCounter = Atomic<UInt64>(0)
+@usableFromInline let callCounter = Atomic<UInt64>(0)
 
 /// One operation: one run of a request's work, shared by every caller that joined it.
-struct OperationID: Hashable, Sendable {
-    let raw: UInt64
+@usableFromInline struct OperationID: Hashable, Sendable {
+    @usableFromInline let raw: UInt64
+
+    @inlinable init(raw: UInt64) { self.raw = raw }
 }
 
 /// The continuation a caller waits on.
-typealias OperationWaiter<Outcome: Sendable> = CheckedContinuation<Result<Outcome, NetworkError>, Never>
+@usableFromInline typealias OperationWaiter<Outcome: Sendable> = CheckedContinuation<
+    Result<Outcome, NetworkError>, Never
+>
 
 /// The network work of an operation. It reports its failure in the result instead of throwing, so the task
 /// that runs it never needs a typed-throws closure.
-typealias OperationWork<Outcome: Sendable, Context: Sendable> =
+@usableFromInline typealias OperationWork<Outcome: Sendable, Context: Sendable> =
     @Sendable (Context) async -> Result<
         Outcome, NetworkError
     >
 
 /// What a transition asks the host to do once the lock is released.
-struct OperationEffects<Outcome: Sendable, Context: Sendable> {
-    struct Start {
-        var operation: OperationID
-        var context: Context
-        var work: OperationWork<Outcome, Context>
+@usableFromInline struct OperationEffects<Outcome: Sendable, Context: Sendable> {
+    @usableFromInline struct Start: Sendable {
+        @usableFromInline var operation: OperationID
+        @usableFromInline var context: Context
+        @usableFromInline var work: OperationWork<Outcome, Context>
         /// Start on the caller's thread, without a task hop. Only a caller's own ask does that: a start
         /// from a completion would nest one operation's stack inside another's.
-        var isImmediate: Bool
+        @usableFromInline var isImmediate: Bool
         /// Ask the machine (``OperationMachine/begin(_:)``) before running the work: a serial operation
         /// that waited for its predecessor is sent only now.
-        var beginsFirst: Bool
+        @usableFromInline var beginsFirst: Bool
+
+        @inlinable init(
+            operation: OperationID, context: Context, work: @escaping OperationWork<Outcome, Context>,
+            isImmediate: Bool, beginsFirst: Bool
+        ) {
+            self.operation = operation
+            self.context = context
+            self.work = work
+            self.isImmediate = isImmediate
+            self.beginsFirst = beginsFirst
+        }
     }
 
     /// A caller to answer. A struct, not a tuple: generic code looks tuple metadata up in a locked cache.
-    struct Resumption {
-        var waiter: OperationWaiter<Outcome>
-        var result: Result<Outcome, NetworkError>
+    @usableFromInline struct Resumption {
+        @usableFromInline var waiter: OperationWaiter<Outcome>
+        @usableFromInline var result: Result<Outcome, NetworkError>
+
+        @inlinable init(waiter: OperationWaiter<Outcome>, result: Result<Outcome, NetworkError>) {
+            self.waiter = waiter
+            self.result = result
+        }
     }
 
-    var resumes: [Resumption] = []
-    var cancels: [Task<Void, Never>] = []
-    var starts: [Start] = []
+    @usableFromInline var resumes: [Resumption] = []
+    @usableFromInline var cancels: [Task<Void, Never>] = []
+    @usableFromInline var starts: [Start] = []
 
-    static var none: OperationEffects { OperationEffects() }
+    @inlinable init() {}
 
-    mutating func resume(_ waiter: OperationWaiter<Outcome>, with result: Result<Outcome, NetworkError>) {
+    @inlinable static var none: OperationEffects { OperationEffects() }
+
+    @inlinable mutating func resume(_ waiter: OperationWaiter<Outcome>, with result: Result<Outcome, NetworkError>) {
         resumes.append(Resumption(waiter: waiter, result: result))
     }
 }
 
 /// A pure state machine behind a host's lock: every event is one call that decides, records, and returns the
 /// effects to run after the lock. Nothing in it suspends, locks or calls out.
-protocol OperationMachine {
+@usableFromInline protocol OperationMachine {
     associatedtype State: Sendable
     associatedtype Outcome: Sendable
     associatedtype Context: Sendable
@@ -88,39 +116,46 @@ protocol OperationMachine {
 }
 
 /// The callers of one operation and the rank each asked at.
-struct Callers<Outcome: Sendable> {
+@usableFromInline struct Callers<Outcome: Sendable> {
     /// One caller: the rank it asked at and the continuation it waits on.
-    struct Entry {
-        var rank: UInt64
-        var waiter: OperationWaiter<Outcome>
+    @usableFromInline struct Entry {
+        @usableFromInline var rank: UInt64
+        @usableFromInline var waiter: OperationWaiter<Outcome>
+
+        @inlinable init(rank: UInt64, waiter: OperationWaiter<Outcome>) {
+            self.rank = rank
+            self.waiter = waiter
+        }
     }
 
-    private(set) var entries: [CallID: Entry] = [:]
+    @usableFromInline var entries: [CallID: Entry] = [:]
     /// The rank of the newest caller: the operation's answer stands for that moment. Kept as callers come
     /// and go, since every transition asks for it (0 with no caller).
-    private(set) var rank: UInt64 = 0
+    @usableFromInline var rank: UInt64 = 0
 
-    var isEmpty: Bool { entries.isEmpty }
-    var count: Int { entries.count }
+    @inlinable init() {}
 
-    mutating func add(_ call: CallID, rank: UInt64, waiter: OperationWaiter<Outcome>) {
+    @inlinable var isEmpty: Bool { entries.isEmpty }
+    @inlinable var count: Int { entries.count }
+
+    @inlinable mutating func add(_ call: CallID, rank: UInt64, waiter: OperationWaiter<Outcome>) {
         entries[call] = Entry(rank: rank, waiter: waiter)
         self.rank = max(self.rank, rank)
     }
 
-    mutating func remove(_ call: CallID) -> OperationWaiter<Outcome>? {
+    @inlinable mutating func remove(_ call: CallID) -> OperationWaiter<Outcome>? {
         guard let removed = entries.removeValue(forKey: call) else { return nil }
         if removed.rank == rank { rank = entries.values.reduce(0) { max($0, $1.rank) } }
         return removed.waiter
     }
 
     /// Gives every caller one rank (a serial operation that starts only now).
-    mutating func rerank(_ rank: UInt64) {
+    @inlinable mutating func rerank(_ rank: UInt64) {
         for key in entries.keys { entries[key]?.rank = rank }
         self.rank = entries.isEmpty ? 0 : rank
     }
 
-    mutating func resumeAll(
+    @inlinable mutating func resumeAll(
         with result: Result<Outcome, NetworkError>, into effects: inout OperationEffects<Outcome, some Sendable>
     ) {
         for entry in entries.values { effects.resume(entry.waiter, with: result) }

@@ -1,11 +1,15 @@
+// `@inlinable` over `@usableFromInline internal` declarations, so that a client specializes the read path
+// for its own types (unspecialized, it spends its time in generic metadata lookups): this makes them part
+// of the module's API surface, and a change to them a change clients compile against.
+
 /// What an operation did to a resource's value.
-enum ResourceOutcome<Value: Sendable>: Sendable {
+@usableFromInline enum ResourceOutcome<Value: Sendable>: Sendable {
     case value(Value)
     /// A read's value with the validators its response carried (or, after a `304`, the value kept).
     case validated(Value, Validators)
     case removed
 
-    var value: Value? {
+    @inlinable var value: Value? {
         switch self {
         case .value(let value), .validated(let value, _): value
         case .removed: nil
@@ -14,9 +18,14 @@ enum ResourceOutcome<Value: Sendable>: Sendable {
 }
 
 /// The value a conditional read keeps when the server answers `304 Not Modified`.
-struct KeptValue<Value: Sendable>: Sendable {
-    var value: Value
-    var validators: Validators
+@usableFromInline struct KeptValue<Value: Sendable>: Sendable {
+    @usableFromInline var value: Value
+    @usableFromInline var validators: Validators
+
+    @inlinable init(value: Value, validators: Validators) {
+        self.value = value
+        self.validators = validators
+    }
 }
 
 /// The state machine of one ``Resource``.
@@ -27,65 +36,70 @@ struct KeptValue<Value: Sendable>: Sendable {
 /// - a caller that leaves counts as never having asked, and the state is what it would have been;
 /// - an answer older than a completed mutation never lands over it, and no read asked after a mutation
 ///   completed joins a read sent before it.
-struct ResourceMachine<Value: Sendable>: OperationMachine {
-    typealias Outcome = ResourceOutcome<Value>
+@usableFromInline struct ResourceMachine<Value: Sendable>: OperationMachine {
+    @usableFromInline typealias Outcome = ResourceOutcome<Value>
     /// A read's work is given the value it may keep on a `304 Not Modified`.
-    typealias Context = KeptValue<Value>?
+    @usableFromInline typealias Context = KeptValue<Value>?
 
     /// An optimistic change shown over the settled value.
-    struct Layer {
-        var token: LayerToken
-        var fact: ItemFact<Value>
+    @usableFromInline struct Layer {
+        @usableFromInline var token: LayerToken
+        @usableFromInline var fact: ItemFact<Value>
+
+        @inlinable init(token: LayerToken, fact: ItemFact<Value>) {
+            self.token = token
+            self.fact = fact
+        }
     }
 
-    enum Kind {
+    @usableFromInline enum Kind {
         case read(RequestKey?)
         /// A create, update or delete; `layer` names its optimistic change.
         case mutation(layer: LayerToken?, creates: Bool)
     }
 
     /// What a store and the freshness policies need to know; absent for a resource made on its own.
-    struct Sharing {
+    @usableFromInline struct Sharing {
         /// The read that loads this resource's item: every value it holds is that item's.
-        var key: RequestKey?
+        @usableFromInline var key: RequestKey?
         /// Whether news goes to a store.
-        var publishes: Bool
+        @usableFromInline var publishes: Bool
     }
 
-    private(set) var state: ResourceState<Value>
-    private(set) var version: UInt64 = 0
+    @usableFromInline var state: ResourceState<Value>
+    @usableFromInline var version: UInt64 = 0
     /// The newest answer that landed (or the initial state), and its rank.
-    private var settled: ResourceState<Value>
-    private var settledRank: UInt64 = 0
+    @usableFromInline var settled: ResourceState<Value>
+    @usableFromInline var settledRank: UInt64 = 0
     /// The rank of the value in `settled` (its `previous` when it is a failure). A failure changes no value
     /// on the server, so it leaves this rank as it was: an answer older than the failure but newer than the
     /// value it keeps is what the resource would show without the failed operation, and becomes its
     /// `previous`. Below `settledRank` only while `settled` is a failure.
-    private var valueRank: UInt64 = 0
+    @usableFromInline var valueRank: UInt64 = 0
     /// The read whose answer is `settled`, for ``ReadPolicy/skipIfLoaded``. A store's resource keeps it through
     /// its own mutations and news from other holders, which keep the item it loaded current.
-    private var loadedKey: RequestKey?
-    private var isShowingLoading: Bool
+    @usableFromInline var loadedKey: RequestKey?
+    @usableFromInline var isShowingLoading: Bool
     /// Changes whenever `settled` does.
-    private var settledGeneration: UInt64 = 0
+    @usableFromInline var settledGeneration: UInt64 = 0
     /// What the shown state was made of: the optimistic change on top, or else the settled state's
     /// generation. While a change is on top, settled answers underneath do not show.
-    private var shownLayer: LayerToken?
-    private var shownGeneration: UInt64 = 0
-    private var book = OperationBook<Outcome, Context, Kind>()
+    @usableFromInline var shownLayer: LayerToken?
+    @usableFromInline var shownGeneration: UInt64 = 0
+    @usableFromInline var book = OperationBook<Outcome, Context, Kind>()
     /// Reads in flight that a new caller may join.
-    private var joinable: [RequestKey: OperationID] = [:]
+    @usableFromInline var joinable: [RequestKey: OperationID] = [:]
     /// When the settled value was last known fresh (a landed answer or news), on the session's timeline;
     /// `nil` once invalidated.
-    private(set) var loadedAt: Duration?
+    @usableFromInline var loadedAt: Duration?
     /// The validators of the settled value, for a conditional read of `loadedKey`.
-    private var validators: Validators?
+    @usableFromInline var validators: Validators?
     /// Optimistic changes shown over the settled state, oldest first: the newest one is what observers see.
-    private var layers: [Layer] = []
-    private let sharing: Sharing?
-    private let timeline: Timeline?
+    @usableFromInline var layers: [Layer] = []
+    @usableFromInline let sharing: Sharing?
+    @usableFromInline let timeline: Timeline?
     /// News for the store, taken after every transition.
-    private(set) var news: [ResourceNews<Value>] = []
+    @usableFromInline var news: [ResourceNews<Value>] = []
 
     init(
         state: ResourceState<Value>, timeline: Timeline? = nil, sharing: Sharing? = nil, settledRank: UInt64 = 0,
@@ -104,11 +118,11 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
         settled = if case .loading(let previous) = state { previous.map { .available($0) } ?? .idle } else { state }
     }
 
-    var waitingCallerCount: Int { book.waitingCallerCount }
+    @inlinable var waitingCallerCount: Int { book.waitingCallerCount }
 
     // MARK: Asking
 
-    mutating func askRead(
+    @inlinable mutating func askRead(
         _ call: CallID,
         _ waiter: OperationWaiter<Outcome>,
         key: RequestKey?,
@@ -155,7 +169,7 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
 
     // MARK: Events
 
-    mutating func cancel(_ call: CallID) -> Effects {
+    @inlinable mutating func cancel(_ call: CallID) -> Effects {
         var effects = Effects.none
         var layerEnded = false
         switch book.leave(call, into: &effects) {
@@ -176,7 +190,7 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
         return effects
     }
 
-    mutating func begin(_ id: OperationID) -> (shouldRun: Bool, effects: Effects) {
+    @inlinable mutating func begin(_ id: OperationID) -> (shouldRun: Bool, effects: Effects) {
         switch book.begin(id) {
         case nil: return (false, .none)
         case false?: return (false, finish(id, with: .failure(.cancelled)))
@@ -186,13 +200,13 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
         }
     }
 
-    mutating func attach(_ task: Task<Void, Never>, to id: OperationID) -> Effects {
+    @inlinable mutating func attach(_ task: Task<Void, Never>, to id: OperationID) -> Effects {
         var effects = Effects.none
         book.attach(task, to: id, into: &effects)
         return effects
     }
 
-    mutating func finish(_ id: OperationID, with result: Result<Outcome, NetworkError>) -> Effects {
+    @inlinable mutating func finish(_ id: OperationID, with result: Result<Outcome, NetworkError>) -> Effects {
         var effects = Effects.none
         // A mutation's answer is as new as its completion: every read asked before it is older, and the next
         // mutation, whose turn comes now, is newer.
@@ -246,12 +260,12 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
 
     /// Whether the settled value is the answer of `key` for freshness: loaded by it, or, for a store's
     /// resource, any value of its item (another holder's copy included).
-    private func holdsAnswer(of key: RequestKey) -> Bool {
+    @inlinable func holdsAnswer(of key: RequestKey) -> Bool {
         loadedKey == key || (sharing?.key == key && settled.value != nil)
     }
 
     /// Records what a landed answer means for freshness, validators and the store.
-    private mutating func land(_ outcome: Outcome, rank: UInt64, created: Bool) {
+    @inlinable mutating func land(_ outcome: Outcome, rank: UInt64, created: Bool) {
         loadedAt = timeline?.now
         if case .validated(_, let answerValidators) = outcome {
             validators = answerValidators
@@ -265,12 +279,12 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
     }
 
     /// Gathers news for the store; a resource outside a store does not even make it.
-    private mutating func tell(_ item: @autoclosure () -> ResourceNews<Value>) {
+    @inlinable mutating func tell(_ item: @autoclosure () -> ResourceNews<Value>) {
         if sharing?.publishes == true { news.append(item()) }
     }
 
     /// Ends an optimistic change; returns whether one ended.
-    private mutating func removeLayer(_ token: LayerToken?) -> Bool {
+    @inlinable mutating func removeLayer(_ token: LayerToken?) -> Bool {
         token?.end()
         guard let token, let position = layers.firstIndex(where: { $0.token == token }) else { return false }
         layers.remove(at: position)
@@ -278,7 +292,7 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
         return true
     }
 
-    private func settledState(after result: Result<Outcome, NetworkError>) -> ResourceState<Value>? {
+    @inlinable func settledState(after result: Result<Outcome, NetworkError>) -> ResourceState<Value>? {
         switch result {
         case .success(.value(let value)), .success(.validated(let value, _)): .available(value)
         case .success(.removed): .idle
@@ -289,7 +303,7 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
 
     /// Recomputes what observers see: `loading` while a caller newer than the settled answer waits, and the
     /// newest optimistic change over the settled value.
-    fileprivate mutating func publish(settledChanged: Bool) {
+    @inlinable mutating func publish(settledChanged: Bool) {
         var newest: UInt64 = 0
         for operation in book.operations.values { newest = max(newest, operation.callers.rank) }
         let loading = newest > settledRank
@@ -306,92 +320,5 @@ struct ResourceMachine<Value: Sendable>: OperationMachine {
         case .removed?: state = loading ? .loading(previous: nil) : .idle
         }
         version &+= 1
-    }
-}
-
-/// What a store and the freshness policies ask of a resource's machine.
-extension ResourceMachine {
-    /// How fresh the value loaded by `key` is at `now`.
-    enum Freshness {
-        case fresh(Value)
-        case stale(Value)
-        case missing
-    }
-
-    func freshness(of key: RequestKey?, now: Duration, maxAge: Duration) -> Freshness {
-        guard let key, holdsAnswer(of: key), layers.isEmpty, case .available(let value) = settled else {
-            return .missing
-        }
-        if let loadedAt, now - loadedAt < maxAge { return .fresh(value) }
-        return .stale(value)
-    }
-
-    /// The value and validators a conditional read of `key` sends, when the value shown was loaded by it.
-    func conditionalBase(for key: RequestKey?) -> KeptValue<Value>? {
-        guard let key, loadedKey == key, let validators, case .available(let value) = settled else { return nil }
-        return KeptValue(value: value, validators: validators)
-    }
-
-    /// What a store remembers of the resource when it is freed: its settled value, if it has one, and the read
-    /// that loaded it, if one did.
-    func snapshot() -> Snapshot? {
-        guard case .available(let value) = settled else { return nil }
-        return Snapshot(
-            value: value, rank: settledRank, loadedAt: loadedAt, validators: validators, loadedKey: loadedKey)
-    }
-
-    struct Snapshot {
-        var value: Value
-        var rank: UInt64
-        var loadedAt: Duration?
-        var validators: Validators?
-        var loadedKey: RequestKey?
-    }
-
-    /// The value is stale: a fresh-only read asks the server again.
-    mutating func invalidate() {
-        loadedAt = nil
-    }
-
-    /// Takes the news gathered for the store.
-    mutating func takeNews() -> [ResourceNews<Value>]? {
-        guard !news.isEmpty else { return nil }
-        defer { news = [] }
-        return news
-    }
-
-    /// News of this resource's item from another holder in the store.
-    mutating func receive(_ incoming: [ResourceNews<Value>], now: Duration?) -> Effects {
-        var changed = false
-        for item in incoming {
-            switch item.kind {
-            case .fact:
-                guard item.rank > valueRank else { continue }
-                valueRank = item.rank
-                if item.rank > settledRank {
-                    settledRank = item.rank
-                    settled = item.value.map { .available($0) } ?? .idle
-                } else if case .failure(let error, _) = settled {
-                    // Older than a failure, newer than the value the failure keeps (see `valueRank`).
-                    settled = .failure(error, previous: item.value)
-                }
-                validators = nil
-                loadedAt = now
-                // A read sent before this change may answer with the older value: no new caller joins it.
-                joinable.removeAll()
-                changed = true
-            case .layer:
-                // A change whose end reached us first, or will never reach us, is not shown.
-                guard let token = item.token, !token.hasEnded else { continue }
-                layers.append(Layer(token: token, fact: item.fact))
-                changed = true
-            case .unlayer:
-                guard let position = layers.firstIndex(where: { $0.token == item.token }) else { continue }
-                layers.remove(at: position)
-                changed = true
-            }
-        }
-        publish(settledChanged: changed)
-        return .none
     }
 }

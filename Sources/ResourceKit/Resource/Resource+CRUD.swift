@@ -11,6 +11,10 @@ extension Resource where Remote: Readable {
     /// - Returns: The value read.
     /// - Throws: ``NetworkError``; ``NetworkError/invalidRequest(_:)`` when a ``ResourceStore``'s resource is
     ///   asked to read another item than its own.
+    // `@inlinable`, so that a client specializes the operation core for its own `Remote` type (unspecialized,
+    // a read spends a third of its time in generic metadata lookups): the body and what it reaches are part
+    // of the module's API surface.
+    @inlinable
     @discardableResult
     public func read(_ request: Remote.ReadRequest, policy: ReadPolicy = .always) async throws(NetworkError) -> Value {
         let endpoint = try Remote.readEndpoint(for: request)
@@ -48,7 +52,7 @@ extension Resource where Remote: Readable {
     }
 
     /// Reads again in the background; the state shows the read from now on.
-    private func revalidate(_ request: Remote.ReadRequest) {
+    @usableFromInline func revalidate(_ request: Remote.ReadRequest) {
         let body: @Sendable () async -> Void = { [self] in _ = try? await read(request, policy: .always) }
         if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
             Task.immediate(operation: body)
@@ -61,6 +65,8 @@ extension Resource where Remote: Readable {
     /// - Parameter policy: Whether an already loaded value may be returned without a request.
     /// - Returns: The value read.
     /// - Throws: ``NetworkError/invalidRequest(_:)`` when no request can be derived, or the read's error.
+    // `@inlinable`, like `read(_:policy:)`, so that the client's specialization reaches the core from here.
+    @inlinable
     @discardableResult
     public func read(policy: ReadPolicy = .always) async throws(NetworkError) -> Value {
         guard let request = Remote.readRequest(from: state.value) else {
@@ -195,7 +201,7 @@ extension Resource where Remote: Deletable {
 }
 
 extension Resource {
-    typealias Outcome = ResourceOutcome<Value>
+    @usableFromInline typealias Outcome = ResourceOutcome<Value>
 
     /// Runs a create, update or delete after every mutation asked before it.
     fileprivate func mutate(
@@ -215,7 +221,7 @@ extension Resource {
         return try result.get()
     }
 
-    fileprivate static func value(of outcome: Outcome) throws(NetworkError) -> Value {
+    @inlinable static func value(of outcome: Outcome) throws(NetworkError) -> Value {
         guard let value = outcome.value else {
             throw .invalidRequest("\(Remote.self): the operation returned no value")
         }
@@ -225,14 +231,14 @@ extension Resource {
 
 extension ReadPolicy {
     /// The freshness window a policy checks (itself optional: the type's), or `nil` for one that does not.
-    var maxAge: Duration?? {
+    @inlinable var maxAge: Duration?? {
         switch self {
         case .always, .skipIfLoaded: nil
         case .skipIfFresh(let maxAge), .staleWhileRevalidate(let maxAge): .some(maxAge)
         }
     }
 
-    var revalidates: Bool {
+    @inlinable var revalidates: Bool {
         if case .staleWhileRevalidate = self { return true }
         return false
     }

@@ -22,11 +22,13 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
     /// The session that sends this resource's requests.
     public let session: NetworkSession
 
-    let storage: Locked<HostStorage<ResourceMachine<Value>>>
-    let registrar = ObservationRegistrar()
-    let stateKeyPath: any KeyPath<Resource, ResourceState<Value>> & Sendable = \.state
+    // `@usableFromInline`: the inlinable read path (Resource+CRUD.swift) reaches them, so they are part of the
+    // module's API surface.
+    @usableFromInline let storage: Locked<HostStorage<ResourceMachine<Value>>>
+    @usableFromInline let registrar = ObservationRegistrar()
+    @usableFromInline let stateKeyPath: any KeyPath<Resource, ResourceState<Value>> & Sendable = \.state
     /// The store this resource belongs to, if a store made it.
-    let link: ResourceLink<Remote>?
+    @usableFromInline let link: ResourceLink<Remote>?
 
     /// Creates a resource.
     /// - Parameters:
@@ -94,7 +96,7 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
 }
 
 extension Resource: MachineHost {
-    func forward(_ news: [ResourceNews<Value>]) {
+    @inlinable func forward(_ news: [ResourceNews<Value>]) {
         link?.publish(self, news)
     }
 }

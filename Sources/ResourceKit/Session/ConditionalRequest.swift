@@ -1,6 +1,7 @@
 /// What a response said about its version: `ETag` and `Last-Modified`, sent back as `If-None-Match` and
 /// `If-Modified-Since` so that the server can answer `304 Not Modified` instead of the body.
-struct Validators: Sendable, Equatable {
+// `@usableFromInline`: the inlinable read path (Resource+CRUD.swift) carries them, part of the API surface.
+@usableFromInline struct Validators: Sendable, Equatable {
     var entityTag: String?
     var lastModified: String?
 
@@ -17,7 +18,8 @@ extension NetworkSession {
     /// `kept` is returned without decoding anything.
     ///
     /// - Returns: The value, and the validators that go with it (`nil` when the response had none).
-    nonisolated func read<Response: Decodable, Value: Sendable>(
+    // `@usableFromInline` (not inlinable): the inlinable `Resource.read` calls it; part of the API surface.
+    @usableFromInline nonisolated func read<Response: Decodable, Value: Sendable>(
         _ endpoint: Endpoint,
         as type: Response.Type,
         keeping kept: KeptValue<Value>?,

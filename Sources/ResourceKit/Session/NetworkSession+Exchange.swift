@@ -328,7 +328,8 @@ protocol CallbackTransport: HTTPTransport {
 }
 
 /// A session's clock with its type erased: instants are durations since the session was made.
-struct Timeline: Sendable {
+// `@usableFromInline`: the inlinable read path (Resource+CRUD.swift) asks it the time, part of the API surface.
+@usableFromInline struct Timeline: Sendable {
     private let read: @Sendable () -> Duration
     private let wait: @Sendable (Duration) async throws -> Void
 
@@ -339,7 +340,7 @@ struct Timeline: Sendable {
     }
 
     /// Now, as time since the session was made.
-    var now: Duration { read() }
+    @usableFromInline var now: Duration { read() }
 
     /// Returns at `instant` (time since the session was made); throws when cancelled first.
     func sleep(until instant: Duration) async throws { try await wait(instant) }

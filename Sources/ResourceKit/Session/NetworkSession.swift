@@ -50,7 +50,8 @@ public actor NetworkSession {
     /// Measures deadlines and waits between retries.
     public nonisolated let clock: any Clock<Duration>
     let authentication: (any AuthenticationHandling)?
-    let timeline: Timeline
+    // `@usableFromInline`: the inlinable read path (Resource+CRUD.swift) reaches it, part of the API surface.
+    @usableFromInline let timeline: Timeline
     let deadlines: DeadlineScheduler
     /// Whether ``defaultHeaders`` hold `Authorization`, `Proxy-Authorization` or `Cookie`.
     let defaultHeadersCarryCredentials: Bool

@@ -2,10 +2,11 @@
 ///
 /// The closures hold the store strongly: a member keeps its store alive, so news keeps flowing between the
 /// members however the app holds them. The store holds its members weakly, so there is no cycle.
-struct ResourceLink<Remote: RemoteResource>: Sendable {
+// `@usableFromInline`: the inlinable read path (Resource+CRUD.swift) reaches it, part of the API surface.
+@usableFromInline struct ResourceLink<Remote: RemoteResource>: Sendable {
     /// The read of the resource's item: the only one it may send.
-    let readKey: RequestKey?
-    let publish: @Sendable (Resource<Remote>, [ResourceNews<Remote.Value>]) -> Void
+    @usableFromInline let readKey: RequestKey?
+    @usableFromInline let publish: @Sendable (Resource<Remote>, [ResourceNews<Remote.Value>]) -> Void
     let refetch: @Sendable (Resource<Remote>) async -> Void
     /// Called from `deinit`, with the value to remember.
     let release: @Sendable (ObjectIdentifier, ResourceMachine<Remote.Value>.Snapshot?) -> Void

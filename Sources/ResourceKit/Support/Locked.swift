@@ -3,7 +3,7 @@
 #elseif canImport(Musl)
     import Musl
 #else
-    import Synchronization
+    public import Synchronization
 #endif
 
 /// A value behind a lock, for the package's own shared state.
@@ -11,10 +11,13 @@
 /// On Linux it locks a `pthread_mutex_t`, which ThreadSanitizer understands; `Synchronization.Mutex` locks
 /// with raw futex calls there, so TSan reported every access it protects as a race and could not find real
 /// ones. On Apple platforms it wraps `Mutex`, whose `os_unfair_lock` TSan already understands.
-package final class Locked<Value>: @unchecked Sendable {
+@usableFromInline package final class Locked<Value>: @unchecked Sendable {
     // Safe to share: every access to `value` happens inside `withLock`.
     #if canImport(Glibc) || canImport(Musl)
-        private var value: Value
+        // `@usableFromInline`, with `withLock` `@inlinable`: a client that specializes the read path locks
+        // without a call through generic code. That makes them part of the module's API surface. The pthread
+        // calls stay behind non-inlinable `lock`/`unlock`, so that Glibc is not part of it.
+        @usableFromInline var value: Value
         private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
         /// Creates the lock around an initial value.
@@ -35,13 +38,20 @@ package final class Locked<Value>: @unchecked Sendable {
         /// Runs `body` with exclusive access to the value.
         /// - Parameter body: Reads or changes the value; it must not call back into this lock.
         /// - Returns: What `body` returns.
+        @inlinable
         package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-            pthread_mutex_lock(mutex)
-            defer { pthread_mutex_unlock(mutex) }
+            lock()
+            defer { unlock() }
             return try body(&value)
         }
+
+        @usableFromInline func lock() { pthread_mutex_lock(mutex) }
+
+        @usableFromInline func unlock() { pthread_mutex_unlock(mutex) }
     #else
-        private let mutex: Mutex<Value>
+        // `@usableFromInline`, with `withLock` `@inlinable`: a client that specializes the read path locks
+        // without a call through generic code. That makes them part of the module's API surface.
+        @usableFromInline let mutex: Mutex<Value>
 
         /// Creates the lock around an initial value.
         /// - Parameter value: The initial value.
@@ -50,6 +60,7 @@ package final class Locked<Value>: @unchecked Sendable {
         /// Runs `body` with exclusive access to the value.
         /// - Parameter body: Reads or changes the value; it must not call back into this lock.
         /// - Returns: What `body` returns.
+        @inlinable
         package func withLock<Result>(_ body: (inout sending Value) throws -> sending Result) rethrows -> sending Result
         {
             try mutex.withLock(body)
