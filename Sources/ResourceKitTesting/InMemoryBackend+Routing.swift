@@ -53,7 +53,8 @@ extension InMemoryBackend {
         let limit: Duration =
             timeout > 0 && timeout < 1_000_000_000 ? .milliseconds(Int64(timeout * 1000)) : .seconds(Int64.max / 2)
         do {
-            try await Task.sleep(for: min(delay, limit))
+            // Clamped: `Task.sleep` traps on a deadline decades away.
+            try await Task.sleep(for: min(max(delay, .zero), limit, RealTimeLimit.longest))
         } catch {
             throw .cancelled
         }

@@ -105,7 +105,8 @@ public final class StateRecorder<State: Sendable>: Sendable {
                 return
             }
             Task { [storage] in
-                try? await Task.sleep(for: timeout)
+                // Clamped: `Task.sleep` traps on a deadline decades away.
+                await RealTimeLimit.sleep(for: timeout)
                 let expired = storage.withLock { storage in
                     storage.waiters.removeValue(forKey: id).map { ($0, storage.states) }
                 }

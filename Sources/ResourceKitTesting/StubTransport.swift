@@ -103,7 +103,8 @@ public final class StubTransport: HTTPTransport {
     ) {
         stub(method, path) { [weak self] request async throws(NetworkError) -> HTTPResponse in
             do {
-                if let delay { try await Task.sleep(for: delay) }
+                // Clamped like the waits: `Task.sleep` traps on a deadline decades away.
+                if let delay { try await Task.sleep(for: min(max(delay, .zero), RealTimeLimit.longest)) }
                 try await latch?.wait()
             } catch {
                 self?.recordCancellation()
