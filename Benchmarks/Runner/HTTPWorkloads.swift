@@ -61,6 +61,23 @@ struct HTTPWorkloads: Sendable {
         resources = (0..<64).map { _ in Resource(session: session) }
     }
 
+    /// `requests` sequential reads of one post: through a `Resource`, or raw URLSession + JSONDecoder.
+    func profileReads(raw: Bool) async throws {
+        let first: PageEnvelope<BenchPost> = try await session.send(
+            Endpoint(.get, "posts/records", query: ["perPage": "1", "sort": "position"]))
+        guard let id = first.items.first?.id,
+            let url = URL(string: "\(baseURL)/api/collections/posts/records/\(id)")
+        else { throw BenchmarkError("the server has no posts") }
+        let decoder = JSONDecoder()
+        for _ in 0..<requests {
+            if raw {
+                _ = try decoder.decode(BenchPost.self, from: try await urlSession.data(for: URLRequest(url: url)).0)
+            } else {
+                _ = try await resources[0].read(id)
+            }
+        }
+    }
+
     func run() async throws -> Report {
         var report = Report()
         let first: PageEnvelope<BenchPost> = try await session.send(

@@ -1,4 +1,5 @@
 // swift run -c release Benchmarks [--base-url URL] [--json PATH] [--rounds N] [--smoke] [--only store]
+//   profiling: --profile-read N (instant transport), --profile-http N [--raw] (needs --base-url)
 //
 // HTTP workloads (ResourceKit vs raw URLSession + JSONDecoder) run when a PocketBase URL is given
 // (--base-url, or POCKETBASE_URL as Scripts/pocketbase sets it); the in-process workloads always run.
@@ -25,6 +26,14 @@ if option("--only") == "store" {
     // The store's workloads alone, for profilers and quick comparisons.
     let report = try await InProcessWorkloads(scale: smoke ? 0.02 : 1, rounds: rounds, warmup: warmup).store()
     report.printTable()
+    exit(0)
+}
+
+if let count = option("--profile-http").flatMap(Int.init), let baseURL {
+    // For profilers: `count` sequential reads of one post over HTTP, through ResourceKit or (with --raw) raw
+    // URLSession + JSONDecoder on the same URLSession, so two profiles compare the client's CPU.
+    try await HTTPWorkloads(baseURL: baseURL, requests: count, rounds: 1, warmup: 0)
+        .profileReads(raw: arguments.contains("--raw"))
     exit(0)
 }
 
