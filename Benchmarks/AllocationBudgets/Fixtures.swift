@@ -30,20 +30,6 @@ struct PageBody: Encodable {
     }
 }
 
-/// Answers every request at once, from memory, with the same pre-encoded body: what is counted is
-/// ResourceKit's cost and decoding, not a transport's.
-struct InstantTransport: HTTPTransport {
-    let body: Data
-
-    init(_ value: some Encodable) throws {
-        body = try JSONEncoder().encode(value)
-    }
-
-    func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
-        HTTPResponse(statusCode: 200, body: body, url: request.url)
-    }
-}
-
 /// A store's server, answering at once: a `PATCH` gets its own body back (so every update really changes
 /// the row), a `GET rows?list=k` gets list `k`'s pre-encoded page. Only the `PATCH` path runs while counting;
 /// the lists are loaded before.

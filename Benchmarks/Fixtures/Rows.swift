@@ -1,4 +1,9 @@
+public import Foundation
 public import ResourceKit
+
+#if canImport(FoundationNetworking)
+    public import FoundationNetworking
+#endif
 
 /// The small JSON struct the benchmarks and the allocation budgets decode.
 public struct Row: Codable, Sendable, Equatable, Identifiable {
@@ -36,5 +41,21 @@ public struct RemoteRowLists: Listable {
     public static let pagination = PageNumberPagination(pageSize: 10)
     public static func listEndpoint(for request: Int) -> Endpoint {
         Endpoint(.get, "rows").setting(query: "list", to: String(request))
+    }
+}
+
+/// Answers every request at once, from memory, with the same pre-encoded body: what is measured is
+/// ResourceKit's cost and decoding, not a transport's.
+public struct InstantTransport: HTTPTransport {
+    public let body: Data
+
+    public init(body: Data) { self.body = body }
+
+    public init(_ value: some Encodable) throws {
+        body = try JSONEncoder().encode(value)
+    }
+
+    public func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
+        HTTPResponse(statusCode: 200, body: body, url: request.url)
     }
 }

@@ -15,14 +15,6 @@ struct RemoteRows: Listable {
     static func listEndpoint(for request: Void) -> Endpoint { Endpoint(.get, "rows") }
 }
 
-/// Answers every request at once with the same body.
-struct InstantTransport: HTTPTransport {
-    let body: Data
-    func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
-        HTTPResponse(statusCode: 200, body: body, url: request.url)
-    }
-}
-
 /// Serves pre-encoded pages by their `page` query parameter, so only ResourceKit's own cost is measured.
 struct PageServer: HTTPTransport {
     let pages: [Data]
