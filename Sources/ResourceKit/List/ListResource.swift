@@ -29,7 +29,8 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
     // of `Resource` (see MachineHost.swift); that makes them part of the module's API surface.
     @usableFromInline let storage: Locked<HostStorage<ListMachine<Item, Remote.Pagination.PageKey>>>
     @usableFromInline let registrar = ObservationRegistrar()
-    @usableFromInline let stateKeyPath: any KeyPath<ListResource, ListState<Item>> & Sendable = \.listState
+    /// Formed once per type (see `observedKeyPath(of:_:)`).
+    @usableFromInline let stateKeyPath: any KeyPath<ListResource, ListState<Item>> & Sendable
     /// The store this list belongs to, if a store made it.
     let link: ListLink<Remote>?
 
@@ -42,6 +43,7 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
         self.session = session
         self.request = request
         self.storage = Locked(HostStorage(ListMachine(state: state, firstPageKey: Remote.pagination.firstPageKey)))
+        stateKeyPath = observedKeyPath(of: ListResource.self) { \.listState }
         self.link = nil
     }
 
@@ -50,6 +52,7 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
         self.request = request
         self.storage = Locked(
             HostStorage(ListMachine(state: ListState(), firstPageKey: Remote.pagination.firstPageKey, isShared: true)))
+        stateKeyPath = observedKeyPath(of: ListResource.self) { \.listState }
         self.link = link
     }
 

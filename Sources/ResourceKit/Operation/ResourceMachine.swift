@@ -101,7 +101,7 @@
     /// News for the store, taken after every transition.
     @usableFromInline var news: [ResourceNews<Value>] = []
 
-    init(
+    @inlinable init(
         state: ResourceState<Value>, timeline: Timeline? = nil, sharing: Sharing? = nil, settledRank: UInt64 = 0,
         loadedAt: Duration? = nil, validators: Validators? = nil, loadedKey: RequestKey? = nil
     ) {

@@ -22,7 +22,7 @@
 
         /// Creates the lock around an initial value.
         /// - Parameter value: The initial value.
-        package init(_ value: Value) {
+        @usableFromInline package init(_ value: Value) {
             self.value = value
             mutex = .allocate(capacity: 1)
             mutex.initialize(to: pthread_mutex_t())
