@@ -40,6 +40,7 @@ let package = Package(
             // Read from the source tree by PocketBaseParityTests; Scripts/capture-pocketbase writes them.
             exclude: ["Captures"]),
         .testTarget(name: "ReadmeTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
+        .testTarget(name: "EvolutionTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
         .testTarget(name: "IntegrationTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
     ],
     swiftLanguageModes: [.v6]

@@ -70,12 +70,9 @@ struct PostWatcher {
 
 extension NetworkError {
     var short: String {
-        switch self {
-        case .server(let error):
-            let fields = error.fieldErrors.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
-            return "\(error.status) \(error.message)" + (fields.isEmpty ? "" : " [\(fields.joined(separator: "; "))]")
-        default: return description
-        }
+        guard let error = serverError else { return description }
+        let fields = error.fieldErrors.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+        return "\(error.status) \(error.message)" + (fields.isEmpty ? "" : " [\(fields.joined(separator: "; "))]")
     }
 }
 

@@ -13,7 +13,7 @@ extension InMemoryBackend {
         let parsed = ParsedRequest(request)
         let (fault, latency) = state.withLock { state in
             state.log.append(parsed.recorded)
-            return (state.faults.isEmpty ? nil : state.faults.removeFirst(), state.latency)
+            return (state.faults.isEmpty ? nil : state.faults.removeFirst().kind, state.latency)
         }
         var delay = latency
         if case .slowBody(let extra) = fault { delay += extra }

@@ -49,24 +49,38 @@ public final class InMemoryBackend: HTTPTransport {
     ///
     /// Each fault is taken by the next request the backend receives, conditional or not: the body faults
     /// answer a conditional request with the full record, broken, instead of a `304`.
-    public enum Fault: Sendable, Equatable {
+    ///
+    /// A struct with static members, so that a later release can add faults without breaking your code.
+    public struct Fault: Sendable, Equatable {
+        enum Kind: Sendable, Equatable {
+            case status(Int)
+            case dropConnection
+            case malformedBody
+            case truncatedBody
+            case slowBody(Duration)
+        }
+
+        let kind: Kind
+
         /// Answer with this status and a PocketBase-shaped error body (`NetworkError/httpStatus(code:body:headers:)`
         /// with the default validation).
-        case status(Int)
-        /// Drop the connection before answering: `NetworkError/transport(code:message:)` with
+        /// - Parameter code: The status code.
+        public static func status(_ code: Int) -> Fault { Fault(kind: .status(code)) }
+        /// Drop the connection before answering: a `NetworkError/Code/transport` error with
         /// `networkConnectionLost` and "the server closed the connection before answering", exactly what
         /// `URLSessionTransport` gives for a real server that closes the connection before any response byte,
         /// so `RetryPolicy.standard` retries an idempotent request after it.
-        case dropConnection
-        /// Answer `200` with a body that is not JSON (`NetworkError/decoding(type:codingPath:message:)`), even
-        /// to a conditional request.
-        case malformedBody
-        /// Answer with the real body cut in half (`NetworkError/decoding(type:codingPath:message:)`); a
-        /// conditional request gets the full response, cut, instead of a `304`.
-        case truncatedBody
+        public static let dropConnection = Fault(kind: .dropConnection)
+        /// Answer `200` with a body that is not JSON (`NetworkError/Code/decoding`), even to a conditional
+        /// request.
+        public static let malformedBody = Fault(kind: .malformedBody)
+        /// Answer with the real body cut in half (`NetworkError/Code/decoding`); a conditional request gets
+        /// the full response, cut, instead of a `304`.
+        public static let truncatedBody = Fault(kind: .truncatedBody)
         /// Deliver the real response after a delay; past the request's timeout it fails with
         /// `NetworkError/timeout`. Within it, a conditional request may still be answered `304`.
-        case slowBody(Duration)
+        /// - Parameter delay: How long the response takes.
+        public static func slowBody(_ delay: Duration) -> Fault { Fault(kind: .slowBody(delay)) }
     }
 
     struct Collection {

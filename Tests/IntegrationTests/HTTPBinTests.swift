@@ -106,7 +106,7 @@ struct HTTPBinTests {
             redirects: .follow(maximumHops: 3), timeLimit: .seconds(20))
         let hops = try #require(
             await #expect(throws: NetworkError.self) { try await session.send(Endpoint(.get, "redirect/6")) })
-        guard case .transport(let code, _) = hops else {
+        guard let code = hops.transportCode else {
             Issue.record("expected a transport error, got \(hops)")
             return
         }
@@ -118,11 +118,11 @@ struct HTTPBinTests {
             await #expect(throws: NetworkError.self) {
                 try await session.send(Endpoint(.get, "redirect-to", query: ["url": "ftp://files.test/x"]))
             })
-        guard case .invalidResponse(let message) = location else {
+        guard location.code == .invalidResponse else {
             Issue.record("expected invalidResponse, got \(location)")
             return
         }
-        #expect(message.contains("ftp://files.test/x"))
+        #expect(location.message.contains("ftp://files.test/x"))
     }
 
     @Test func statusCodesAreRetriedOnlyWhenRetryable() async throws {
@@ -197,14 +197,14 @@ final class EventCollector: NetworkLogging {
     var minimumLevel: LogLevel { .debug }
     /// Every event, in order.
     var events: [NetworkLogEvent] { log.withLock { $0 } }
-    var requests: Int { log.withLock { $0.filter { if case .request = $0 { true } else { false } }.count } }
+    var requests: Int { log.withLock { $0.filter { $0.kind == .request }.count } }
     /// The status of every response, in order.
     var statuses: [Int] {
-        log.withLock { $0.compactMap { if case .response(let status, _, _, _, _) = $0 { status } else { nil } } }
+        log.withLock { $0.compactMap { $0.kind == .response ? $0.status : nil } }
     }
     /// The headers of every request, in order.
     var requestHeaders: [HTTPHeaders] {
-        log.withLock { $0.compactMap { if case .request(_, _, let headers) = $0 { headers } else { nil } } }
+        log.withLock { $0.compactMap { $0.kind == .request ? $0.headers : nil } }
     }
     func log(_ level: LogLevel, _ event: NetworkLogEvent) { log.withLock { $0.append(event) } }
 }

@@ -67,7 +67,7 @@ struct PocketBaseResilienceTests {
         _ = try await runScript(["Scripts/pocketbase", "halt", "--instance", instance])
         // Fails fast: a refused connection, not the transport's 10 s timeout.
         let error = try #require(await #expect(throws: NetworkError.self) { try await list.loadNextPage() })
-        guard case .transport(let code, _) = error else {
+        guard let code = error.transportCode else {
             Issue.record("expected a transport error, got \(error)")
             return
         }
@@ -162,7 +162,7 @@ struct PocketBaseResilienceTests {
             transport: URLSessionTransport(timeout: .seconds(10)), authenticator: authenticator)
         let error = try #require(
             await #expect(throws: NetworkError.self) { try await session.send(Endpoint(.get, "posts")) })
-        guard case .authenticationFailed(.server(let server)) = error else {
+        guard error.code == .authenticationFailed, let server = error.underlyingError?.serverError else {
             Issue.record("expected authenticationFailed(.server), got \(error)")
             return
         }

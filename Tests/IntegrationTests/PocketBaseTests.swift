@@ -33,7 +33,7 @@ struct PocketBaseTests {
             })
         let status = try #require(error.statusCode)
         #expect((400..<500).contains(status))
-        guard case .server(let server) = error else { Issue.record("expected .server, got \(error)"); return }
+        guard let server = error.serverError else { Issue.record("expected .server, got \(error)"); return }
         #expect(!server.message.isEmpty)
     }
 
@@ -70,7 +70,7 @@ struct PocketBaseTests {
         let error = await #expect(throws: NetworkError.self) {
             try await post.create(NewPBPost(title: nil, body: "no title", userId: 1))
         }
-        guard case .server(let server) = error else {
+        guard let server = error?.serverError else {
             Issue.record("expected .server, got \(String(describing: error))"); return
         }
         #expect(server.status == 400)

@@ -88,9 +88,9 @@ import Testing
         let redacted = "http://redacted@127.0.0.1:9/sso?access_token=redacted&next=%2Fhome"
         let link = #"<http://127.0.0.1:9/p?token=redacted>; rel="next""#
         let logged = logger.events.compactMap { event -> HTTPHeaders? in
-            switch event {
-            case .response(_, _, let headers, _, _): headers
-            case .failure(_, let error): error.headers
+            switch event.kind {
+            case .response: event.headers
+            case .failure: event.error?.headers
             default: nil
             }
         }

@@ -32,7 +32,7 @@ import Testing
         let session = NetworkSession(
             baseURL: "http://127.0.0.1:\(try closedPort())", transport: URLSessionTransport(timeout: .seconds(5)))
         let error = await #expect(throws: NetworkError.self) { try await session.send(Endpoint(.get, "x")) }
-        guard case .transport(let code, _) = error else {
+        guard let code = error?.transportCode else {
             Issue.record("expected .transport, got \(String(describing: error))"); return
         }
         #expect(code == .cannotConnectToHost)

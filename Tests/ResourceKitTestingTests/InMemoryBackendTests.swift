@@ -97,7 +97,7 @@ struct PocketBaseNote: Readable {
         }
         let note = Resource<RemotePBNote>(session: session)
         let error = await #expect(throws: NetworkError.self) { try await note.create(NewNote(title: nil)) }
-        guard case .server(let server) = error else { Issue.record("expected .server"); return }
+        let server = try #require(error?.serverError)
         #expect(server.status == 400)
         #expect(server.fieldErrors == ["title": "Cannot be blank."])
         #expect(note.state == .failure(try #require(error), previous: nil))
@@ -125,13 +125,12 @@ struct PocketBaseNote: Readable {
         let note = Resource<ShortTimeout>(session: session, state: .available(Note(id: "1", title: "cached")))
         backend.injectFault(fault)
         let error = try #require(await #expect(throws: NetworkError.self) { try await note.read() })
-        switch (kind, error) {
-        case ("httpStatus", .httpStatus(503, _, _)), ("decoding", .decoding), ("timeout", .timeout):
-            break
-        case ("transport", .transport(let code, _)):
-            #expect(code == .networkConnectionLost)
-        default:
-            Issue.record("\(fault) gave \(error)")
+        #expect(error.code.name == kind)
+        switch error.code {
+        case .httpStatus: #expect(error.statusCode == 503)
+        case .transport: #expect(error.transportCode == .networkConnectionLost)
+        case .decoding, .timeout: break
+        default: Issue.record("\(fault) gave \(error)")
         }
         #expect(note.state == .failure(error, previous: Note(id: "1", title: "cached")))
         #expect(try await note.read() == Note(id: "1", title: "one"))

@@ -187,10 +187,11 @@ func acceptingOnly(_ accepted: @escaping @Sendable () -> String) -> ScriptedTran
             baseURL: "http://test.local/api", transport: transport,
             authenticator: BearerAuthenticator(token: { "a\r\nX-Injected: 1" }, refresh: { $0 }))
         let error = try #require(await #expect(throws: NetworkError.self) { try await session.send(endpoint) })
-        guard case .invalidRequest(let message) = error else {
+        guard error.code == .invalidRequest else {
             Issue.record("expected invalidRequest, got \(error)")
             return
         }
+        let message = error.message
         #expect(message.contains("Authorization"))
         #expect(transport.requestCount == 0)
     }

@@ -22,7 +22,7 @@ import Testing
             let request = try await session.makeURLRequest(for: Endpoint(.get, path, query: [path: path]))
             #expect(request.url != nil)
         } catch {
-            guard case .invalidURL = error else {
+            guard error.code == .invalidURL else {
                 Issue.record("\(path.debugDescription) gave \(error)")
                 return
             }
@@ -53,7 +53,7 @@ import Testing
             let url = try await base.resolveBaseURL()
             #expect(url.host != nil)
         } catch {
-            guard case .invalidURL = error else {
+            guard error.code == .invalidURL else {
                 Issue.record("\(base.debugDescription) gave \(error)")
                 return
             }
@@ -76,7 +76,7 @@ import Testing
         let session = NetworkSession(baseURL: "http://h/api", transport: stub)
         let list = ListResource<RemotePagedItems>(session: session, request: ())
         let error = await #expect(throws: NetworkError.self) { try await list.loadFirstPage() }
-        guard case .decoding = error else {
+        guard error?.code == .decoding else {
             Issue.record("\(body.debugDescription) gave \(String(describing: error))"); return
         }
         #expect(list.state == .failure(try #require(error), previous: nil))

@@ -204,7 +204,7 @@ import Testing
         await #expect(throws: NetworkError.self) { try await list.loadAll() }
         #expect(list.items.map(\.id) == ["1", "2", "3"])
         #expect(list.pagination.hasMore == false)
-        guard case .invalidResponse = list.pagination.nextPageError else {
+        guard list.pagination.nextPageError?.code == .invalidResponse else {
             Issue.record("expected invalidResponse, got \(String(describing: list.pagination.nextPageError))")
             return
         }

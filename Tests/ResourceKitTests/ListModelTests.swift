@@ -99,7 +99,7 @@ import Testing
                     Int.random(in: 0..<8, using: &random) == 0
                     ? .httpStatus(code: 500, body: Data("s\(index)".utf8)) : nil
                 log.append("\(step): answer \(request) (\(operation.kind))\(failure == nil ? "" : " with 500")")
-                if let failure, case .httpStatus(let code, let body, _) = failure {
+                if let failure, let code = failure.statusCode, let body = failure.body {
                     transport.answer(request, .success(HTTPResponse(statusCode: code, body: body)))
                 } else {
                     switch operation.kind {

@@ -21,8 +21,8 @@ import Testing
         let session = NetworkSession(baseURL: "http://test.local/api", transport: transport, logger: logger)
         try await session.send(Endpoint(.get, "posts"))
         let redirects = logger.events.compactMap { event -> HTTPHeaders? in
-            guard case .response(302, _, let headers, _, _) = event else { return nil }
-            return headers
+            guard event.kind == .response, event.status == 302 else { return nil }
+            return event.headers
         }
         #expect(redirects.count == 1)
         #expect(redirects.first?["Location"] == Self.redactedLocation)
@@ -78,8 +78,8 @@ import Testing
         #expect(thrown.headers?["Location"] == Self.location)
 
         let logged = logger.events.compactMap { event -> NetworkError? in
-            switch event {
-            case .retry(_, _, _, let error), .failure(_, let error): error
+            switch event.kind {
+            case .retry, .failure: event.error
             default: nil
             }
         }
@@ -102,7 +102,7 @@ import Testing
             baseURL: "http://test.local/api", validation: validation, transport: ScriptedTransport([.status(400)]),
             logger: logger)
         await #expect(throws: server) { try await session.send(Endpoint(.get, "posts")) }
-        guard case .failure(_, .server(let logged)) = logger.events.last else {
+        guard let last = logger.events.last, last.kind == .failure, let logged = last.error?.serverError else {
             Issue.record("expected a failure event with a server error, got \(logger.events)")
             return
         }
@@ -119,7 +119,7 @@ import Testing
         let authSession = NetworkSession(
             baseURL: "http://test.local/api", transport: refresh, authenticator: failing, logger: authLogger)
         await #expect(throws: NetworkError.self) { try await authSession.send(Endpoint(.get, "posts")) }
-        guard case .failure(_, .authenticationFailed(let inner)) = authLogger.events.last else {
+        guard let last = authLogger.events.last, last.kind == .failure, let inner = last.error?.underlyingError else {
             Issue.record("expected a failure event with a failed refresh, got \(authLogger.events)")
             return
         }
@@ -139,7 +139,7 @@ import Testing
                 == .invalidResponse(
                     "the redirect's Location 'ftp://redacted@files.test/x?access_token=redacted' is not an http or https URL"
                 ))
-        #expect(logger.events.contains { if case .failure = $0 { true } else { false } })
+        #expect(logger.events.contains { $0.kind == .failure })
         #expect(!logger.events.map(\.description).joined().contains("t0k"))
         #expect(!logger.events.map(\.description).joined().contains("pw"))
     }

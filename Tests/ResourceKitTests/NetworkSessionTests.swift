@@ -142,7 +142,7 @@ import Testing
         let error = await #expect(throws: NetworkError.self) {
             try await session.send(Endpoint(.post, "posts", body: .json(["body": "x"])))
         }
-        guard case .server(let server) = error else {
+        guard let server = error?.serverError else {
             Issue.record("expected .server, got \(String(describing: error))"); return
         }
         #expect(server.status == 400)
@@ -182,7 +182,7 @@ import Testing
         let error = await #expect(throws: NetworkError.self) {
             let _: [Post] = try await session.send(Endpoint(.get, "posts"))
         }
-        guard case .decoding(_, let path, _) = error else { Issue.record("expected .decoding"); return }
+        guard let path = error?.decodingFailure?.codingPath else { Issue.record("expected .decoding"); return }
         #expect(path == "[1].title")
     }
 
@@ -204,7 +204,7 @@ import Testing
     func badBaseURLIsInvalidURL(base: String) async throws {
         let session = NetworkSession(baseURL: base, transport: StubTransport())
         let error = await #expect(throws: NetworkError.self) { try await session.send(Endpoint(.get, "x")) }
-        guard case .invalidURL = error else {
+        guard error?.code == .invalidURL else {
             Issue.record("expected .invalidURL, got \(String(describing: error))"); return
         }
     }
@@ -232,7 +232,7 @@ import Testing
         #expect(NetworkError(CancellationError()) == .cancelled)
         #expect(NetworkError(URLError(.cancelled)) == .cancelled)
         #expect(NetworkError(URLError(.timedOut)) == .timeout)
-        guard case .transport(let code, _) = NetworkError(URLError(.cannotConnectToHost)) else {
+        guard let code = NetworkError(URLError(.cannotConnectToHost)).transportCode else {
             Issue.record("expected .transport")
             return
         }
@@ -289,18 +289,18 @@ import Testing
         _ = try await session.data(for: Endpoint(.get, "me", headers: ["Proxy-Authorization": "secret"]))
         let events = logger.events.withLock { $0 }
         #expect(events.count == 2)
-        guard case .request(let method, _, let requestHeaders) = events.first,
-            case .response(let status, _, let responseHeaders, _, _) = events.last
+        guard let first = events.first, first.kind == .request, let method = first.method,
+            let last = events.last, last.kind == .response, let status = last.status
         else {
             Issue.record("expected a request and a response event, got \(events)")
             return
         }
         #expect(method == "GET")
         #expect(status == 200)
-        #expect(requestHeaders["Authorization"] == "<redacted>")
-        #expect(requestHeaders["Proxy-Authorization"] == "<redacted>")
-        #expect(requestHeaders["Cookie"] == "<redacted>")
-        #expect(responseHeaders["Set-Cookie"] == "<redacted>")
+        #expect(first.headers["Authorization"] == "<redacted>")
+        #expect(first.headers["Proxy-Authorization"] == "<redacted>")
+        #expect(first.headers["Cookie"] == "<redacted>")
+        #expect(last.headers["Set-Cookie"] == "<redacted>")
         #expect(!events.description.contains("secret"))
         #expect(stub.requests.first?.value(forHTTPHeaderField: "Authorization") == "Bearer secret-token")
     }

@@ -204,7 +204,7 @@ import Testing
             await #expect(throws: NetworkError.self) {
                 try await session(transport, redirects: .follow(maximumHops: 3)).send(Endpoint(.get, "loop"))
             })
-        guard case .transport(let code, _) = error else {
+        guard let code = error.transportCode else {
             Issue.record("expected a transport error, got \(error)")
             return
         }
@@ -247,10 +247,11 @@ import Testing
         let transport = ScriptedTransport([Self.redirect(302, to: location), .status(204)])
         let error = try #require(
             await #expect(throws: NetworkError.self) { try await session(transport).send(Endpoint(.get, "posts/1")) })
-        guard case .invalidResponse(let message) = error else {
+        guard error.code == .invalidResponse else {
             Issue.record("expected invalidResponse, got \(error)")
             return
         }
+        let message = error.message
         #expect(message.contains(location))
         #expect(transport.requestCount == 1)
     }

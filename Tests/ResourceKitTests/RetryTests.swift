@@ -49,14 +49,14 @@ import Testing
         #expect(try await task.value == post)
         #expect(transport.requestCount == 3)
         let retries = logger.events.compactMap { event -> (Int, Duration)? in
-            guard case .retry(let attempt, let url, let delay, let error) = event else { return nil }
-            #expect(url == "http://test.local/api/posts/1")
-            #expect(error.statusCode == 503)
+            guard event.kind == .retry, let attempt = event.attempt, let delay = event.delay else { return nil }
+            #expect(event.url == "http://test.local/api/posts/1")
+            #expect(event.error?.statusCode == 503)
             return (attempt, delay)
         }
         #expect(retries.map(\.0) == [1, 2])
         #expect(retries.map(\.1) == [.milliseconds(500), .seconds(1)])
-        #expect(logger.events.filter { if case .request = $0 { true } else { false } }.count == 3)
+        #expect(logger.events.filter { $0.kind == .request }.count == 3)
     }
 
     @Test func givesUpAfterTheLastAttemptWithItsError() async throws {

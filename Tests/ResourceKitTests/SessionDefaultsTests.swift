@@ -47,12 +47,12 @@ import Testing
         let expected = "http://redacted@test.local/api/posts?access_token=redacted&page=2"
         #expect(logger.events.count == 3)
         for event in logger.events {
-            switch event {
-            case .request(_, let url, let headers):
-                #expect(url == expected)
-                #expect(headers["Authorization"] == "<redacted>")
-            case .response(_, let url, _, _, _), .failure(let url, _):
-                #expect(url == expected)
+            switch event.kind {
+            case .request:
+                #expect(event.url == expected)
+                #expect(event.headers["Authorization"] == "<redacted>")
+            case .response, .failure:
+                #expect(event.url == expected)
             default:
                 Issue.record("unexpected event \(event)")
             }

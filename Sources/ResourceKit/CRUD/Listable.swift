@@ -37,7 +37,7 @@ public protocol Listable: RemoteResource {
 
 extension Listable {
     /// Not inserted.
-    public static func placement(ofCreated item: Item, in request: ListRequest) -> ListPlacement { .none }
+    public static func placement(ofCreated item: Item, in request: ListRequest) -> ListPlacement { .omitted }
 }
 
 /// One decoded page of a list, and what it says about the rest.

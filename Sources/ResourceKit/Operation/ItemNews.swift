@@ -104,11 +104,27 @@ extension ItemFact {
 }
 
 /// Where a list puts an item created elsewhere in the store.
-public enum ListPlacement: Sendable, Equatable {
+///
+/// A struct with static members, so that a later release can add placements (say, sorted by a key)
+/// without breaking your code.
+public struct ListPlacement: Sendable, Hashable, CustomStringConvertible {
+    private let name: String
+    private init(_ name: String) { self.name = name }
+
     /// Not in this list (the default): the list shows it once a page brings it.
-    case none
+    public static let omitted = ListPlacement("omitted")
     /// At the start of the list.
-    case start
+    public static let start = ListPlacement("start")
     /// At the end of the loaded items.
-    case end
+    public static let end = ListPlacement("end")
+
+    /// The placement's name.
+    public var description: String { name }
+}
+
+extension ListPlacement {
+    /// Not in this list: the old name of ``omitted``, which read as `Optional.none` where a placement is
+    /// optional.
+    @available(*, deprecated, renamed: "omitted")
+    public static var none: ListPlacement { .omitted }
 }

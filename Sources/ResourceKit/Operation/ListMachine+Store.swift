@@ -73,7 +73,7 @@ extension ListMachine {
         }
         guard created, let item = value, settled.pagination.pagesLoaded > 0 else { return false }
         let place = placement(item)
-        guard place != .none else { return false }
+        guard place != .omitted else { return false }
         itemRanks[id] = rank
         changeSettledItems { items in
             if place == .start { items.insert(item, at: 0) } else { items.append(item) }

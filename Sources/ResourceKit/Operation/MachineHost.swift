@@ -30,12 +30,20 @@ public import Observation
 }
 
 /// How a `states` stream buffers the states its consumer has not read yet.
-public enum StateBuffering: Sendable, Equatable {
+///
+/// A struct with static members, so that a later release can add policies without breaking your code.
+public struct StateBuffering: Sendable, Hashable, CustomStringConvertible {
+    @usableFromInline let keepsOnlyNewest: Bool
+    @inlinable init(keepsOnlyNewest: Bool) { self.keepsOnlyNewest = keepsOnlyNewest }
+
     /// Every change, in order: what a test or a service that must see each step wants.
-    case everyChange
+    @inlinable public static var everyChange: StateBuffering { StateBuffering(keepsOnlyNewest: false) }
     /// Only the newest state: what a screen that draws the current state wants. A slow consumer skips the
     /// states it missed and holds one state at most.
-    case latest
+    @inlinable public static var latest: StateBuffering { StateBuffering(keepsOnlyNewest: true) }
+
+    /// The policy's name.
+    public var description: String { keepsOnlyNewest ? "latest" : "everyChange" }
 }
 
 /// An object whose state machine lives behind a ``Locked`` storage: ``Resource`` and ``ListResource``.
@@ -155,10 +163,7 @@ extension MachineHost {
     /// cancelled or stops.
     func makeStateStream(buffering: StateBuffering) -> AsyncStream<Machine.State> {
         let policy: AsyncStream<Machine.State>.Continuation.BufferingPolicy =
-            switch buffering {
-            case .everyChange: .unbounded
-            case .latest: .bufferingNewest(1)
-            }
+            buffering.keepsOnlyNewest ? .bufferingNewest(1) : .unbounded
         let (stream, continuation) = AsyncStream.makeStream(of: Machine.State.self, bufferingPolicy: policy)
         let id = storage.withLock { storage in
             storage.nextObserverID &+= 1

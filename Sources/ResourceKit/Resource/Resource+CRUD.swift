@@ -22,7 +22,7 @@ extension Resource where Remote: Readable {
         if let link, link.readKey != key {
             throw .invalidRequest("a ResourceStore's resource reads its own item only; ask the store for the other one")
         }
-        if let maxAge = policy.maxAge {
+        if let maxAge = policy.freshnessWindow {
             let now = session.timeline.now
             let freshness = storage.withLock {
                 $0.machine.freshness(of: key, now: now, maxAge: maxAge ?? Remote.maxAge)
@@ -231,15 +231,12 @@ extension Resource {
 
 extension ReadPolicy {
     /// The freshness window a policy checks (itself optional: the type's), or `nil` for one that does not.
-    @inlinable var maxAge: Duration?? {
-        switch self {
+    @inlinable var freshnessWindow: Duration?? {
+        switch kind {
         case .always, .skipIfLoaded: nil
-        case .skipIfFresh(let maxAge), .staleWhileRevalidate(let maxAge): .some(maxAge)
+        case .skipIfFresh, .staleWhileRevalidate: .some(maxAge)
         }
     }
 
-    @inlinable var revalidates: Bool {
-        if case .staleWhileRevalidate = self { return true }
-        return false
-    }
+    @inlinable var revalidates: Bool { kind == .staleWhileRevalidate }
 }

@@ -112,22 +112,51 @@ extension Resource: MachineHost {
 /// A value is *fresh* for ``Readable/maxAge`` (or the policy's `maxAge`) after it was loaded: by a read of
 /// the same request, by a create or update, or, in a ``ResourceStore``, by any holder of the same item.
 /// ``ResourceStore/invalidate(_:)`` makes it stale at once.
-public enum ReadPolicy: Sendable, Equatable {
+///
+/// A policy is a struct with static members, so that a later release can add policies without breaking
+/// your code; compare policies with `==`.
+public struct ReadPolicy: Sendable, Equatable, CustomStringConvertible {
+    @usableFromInline enum Kind: Sendable, Equatable {
+        case always, skipIfLoaded, skipIfFresh, staleWhileRevalidate
+    }
+
+    @usableFromInline let kind: Kind
+    /// The freshness window the policy checks, when it set one: `nil` means the type's
+    /// ``Readable/maxAge`` (and, for ``always`` and ``skipIfLoaded``, that no window applies).
+    public let maxAge: Duration?
+
+    @inlinable init(kind: Kind, maxAge: Duration? = nil) {
+        self.kind = kind
+        self.maxAge = maxAge
+    }
+
     /// Always send the request.
-    case always
+    @inlinable public static var always: ReadPolicy { ReadPolicy(kind: .always) }
     /// Return the current value without a request when it is `.available` and was loaded by the same
     /// request (same endpoint). A read of another id always goes to the network.
-    case skipIfLoaded
+    @inlinable public static var skipIfLoaded: ReadPolicy { ReadPolicy(kind: .skipIfLoaded) }
+
     /// Return the current value without a request while it is fresh: loaded by the same request less than
     /// `maxAge` ago (``Readable/maxAge`` when `nil`), and not invalidated since. Otherwise read.
-    case skipIfFresh(maxAge: Duration?)
+    /// - Parameter maxAge: How long a value stays fresh; `nil` for the type's ``Readable/maxAge``.
+    public static func skipIfFresh(maxAge: Duration?) -> ReadPolicy { ReadPolicy(kind: .skipIfFresh, maxAge: maxAge) }
+
     /// Return a fresh value as ``skipIfFresh(maxAge:)`` does; return a stale one at once too, and read again
     /// in the background, the state showing `loading(previous:)` until the new value lands. With no value,
     /// read and wait.
-    case staleWhileRevalidate(maxAge: Duration?)
+    /// - Parameter maxAge: How long a value stays fresh; `nil` for the type's ``Readable/maxAge``.
+    public static func staleWhileRevalidate(maxAge: Duration?) -> ReadPolicy {
+        ReadPolicy(kind: .staleWhileRevalidate, maxAge: maxAge)
+    }
 
     /// ``skipIfFresh(maxAge:)`` with the type's ``Readable/maxAge``.
     public static var skipIfFresh: ReadPolicy { .skipIfFresh(maxAge: nil) }
     /// ``staleWhileRevalidate(maxAge:)`` with the type's ``Readable/maxAge``.
     public static var staleWhileRevalidate: ReadPolicy { .staleWhileRevalidate(maxAge: nil) }
+
+    /// The policy as written in code, as in `skipIfFresh(maxAge: 60.0 seconds)`.
+    public var description: String {
+        let name = "\(kind)"
+        return maxAge.map { "\(name)(maxAge: \($0))" } ?? name
+    }
 }

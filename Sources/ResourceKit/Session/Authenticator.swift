@@ -187,7 +187,7 @@ final class AuthenticationFlight<Wrapped: Authenticator>: AuthenticationHandling
 extension NetworkError {
     /// The error itself, or the one it wraps when it is already an authentication failure.
     var underlyingAuthenticationError: NetworkError {
-        if case .authenticationFailed(let inner) = self { return inner }
+        if case .authenticationFailed(let inner) = kind { return inner }
         return self
     }
 }

@@ -143,24 +143,42 @@ public struct Endpoint: Sendable {
 }
 
 /// The body of a request.
-public enum RequestBody: Sendable {
+///
+/// A struct with static members, so that a later release can add kinds of bodies without breaking your
+/// code.
+public struct RequestBody: Sendable, Equatable {
+    enum Kind: Sendable {
+        case json(any Encodable & Sendable)
+        case data(Data, contentType: String)
+        case form([URLQueryItem])
+    }
+
+    let kind: Kind
+
     /// A value encoded with the session's JSON encoder, sent as `application/json`.
-    case json(any Encodable & Sendable)
+    /// - Parameter value: The value to encode.
+    public static func json(_ value: any Encodable & Sendable) -> RequestBody { RequestBody(kind: .json(value)) }
+
     /// Raw bytes with their content type.
-    case data(Data, contentType: String)
+    /// - Parameters:
+    ///   - data: The bytes.
+    ///   - contentType: The `Content-Type` header's value.
+    public static func data(_ data: Data, contentType: String) -> RequestBody {
+        RequestBody(kind: .data(data, contentType: contentType))
+    }
+
     /// Fields sent as `application/x-www-form-urlencoded`.
-    case form([URLQueryItem])
+    /// - Parameter items: The fields, in order.
+    public static func form(_ items: [URLQueryItem]) -> RequestBody { RequestBody(kind: .form(items)) }
 
     var isEmpty: Bool {
-        if case .data(let data, _) = self { return data.isEmpty }
+        if case .data(let data, _) = kind { return data.isEmpty }
         return false
     }
-}
 
-extension RequestBody: Equatable {
     /// Raw and form bodies compare by content; JSON bodies never compare equal, as their values are opaque.
     public static func == (lhs: RequestBody, rhs: RequestBody) -> Bool {
-        switch (lhs, rhs) {
+        switch (lhs.kind, rhs.kind) {
         case (.data(let a, let typeA), .data(let b, let typeB)): return a == b && typeA == typeB
         case (.form(let a), .form(let b)): return a == b
         default: return false

@@ -3,44 +3,241 @@ public import Foundation
 /// The one error type ResourceKit throws.
 ///
 /// Every public asynchronous API is declared `throws(NetworkError)`, so a `catch` clause always has a
-/// `NetworkError` in hand and can switch over what went wrong.
-public indirect enum NetworkError: Error, Sendable, Equatable, CustomStringConvertible {
+/// `NetworkError` in hand. Switch over its ``code`` to decide what to do, and read the details that
+/// code carries (``statusCode``, ``headers``, ``body``, ``serverError``, ``transportCode``, ``message``…):
+///
+/// ```swift
+/// do {
+///     try await post.read()
+/// } catch {
+///     switch error.code {
+///     case .httpStatus where error.statusCode == 404: showGone()
+///     case .transport, .timeout: showOffline()
+///     case .cancelled: break
+///     default: show(error.description)
+///     }
+/// }
+/// ```
+///
+/// `NetworkError` is a struct, not an enum, so that a later release can add a kind of error or a detail
+/// without breaking a `switch` in your code: a `switch` over ``code`` needs a `default`. Errors are made
+/// with the static members named after their code (`.timeout`, `.httpStatus(code:body:headers:)`…) and
+/// compare with `==`, so `#expect(throws: NetworkError.timeout)` and `catch .cancelled` read as before.
+public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong, in a set that may grow: a `switch` over it needs a `default`.
+    public struct Code: Sendable, Hashable, Codable, CustomStringConvertible {
+        /// The code's stable name, as in `"httpStatus"`: what a snapshot or a log records.
+        public let name: String
+
+        init(_ name: String) { self.name = name }
+
+        /// A URL could not be built: a bad base URL, a path that does not form a URL, or a malformed
+        /// `Link`.
+        public static let invalidURL = Code("invalidURL")
+        /// The request could not be built from what the caller gave.
+        public static let invalidRequest = Code("invalidRequest")
+        /// The transport failed before a complete response arrived; ``NetworkError/transportCode`` says how.
+        public static let transport = Code("transport")
+        /// The request did not complete within its time limit.
+        public static let timeout = Code("timeout")
+        /// The calling task was cancelled.
+        public static let cancelled = Code("cancelled")
+        /// The server answered with a status the validation provider does not accept.
+        public static let httpStatus = Code("httpStatus")
+        /// A validation provider decoded the server's own error (``NetworkError/serverError``).
+        public static let server = Code("server")
+        /// The response body could not be decoded into the expected type.
+        public static let decoding = Code("decoding")
+        /// The request body could not be encoded.
+        public static let encoding = Code("encoding")
+        /// The server's answer was well formed but cannot be used.
+        public static let invalidResponse = Code("invalidResponse")
+        /// A newer operation replaced what this one worked on.
+        public static let superseded = Code("superseded")
+        /// The session's ``Authenticator`` failed to refresh a rejected credential
+        /// (``NetworkError/underlyingError`` is the refresh's error).
+        public static let authenticationFailed = Code("authenticationFailed")
+
+        /// The code's name.
+        public var description: String { name }
+
+        /// Decodes a code from its name.
+        /// - Parameter decoder: The decoder to read from.
+        public init(from decoder: any Decoder) throws {
+            self.init(try decoder.singleValueContainer().decode(String.self))
+        }
+
+        /// Encodes the code as its name.
+        /// - Parameter encoder: The encoder to write to.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(name)
+        }
+    }
+
+    /// The storage: one case per code, with what that code carries. Internal, so that it can grow.
+    @usableFromInline indirect enum Kind: Sendable {
+        case invalidURL(String)
+        case invalidRequest(String)
+        case transport(code: URLError.Code, message: String)
+        case timeout
+        case cancelled
+        case httpStatus(code: Int, body: Data, headers: HTTPHeaders)
+        case server(ServerError)
+        case decoding(type: String, codingPath: String, message: String)
+        case encoding(String)
+        case invalidResponse(String)
+        case superseded
+        case authenticationFailed(NetworkError)
+    }
+
+    @usableFromInline let kind: Kind
+
+    @inlinable init(kind: Kind) { self.kind = kind }
+
     /// A URL could not be built: a bad base URL, a path that does not form a URL, or a malformed `Link`.
-    case invalidURL(String)
-    /// The request could not be built from what the caller gave, for example an update of a resource
-    /// that holds no value yet.
-    case invalidRequest(String)
+    /// - Parameter detail: What was wrong.
+    public static func invalidURL(_ detail: String) -> NetworkError { NetworkError(kind: .invalidURL(detail)) }
+
+    /// The request could not be built from what the caller gave, for example an update of a resource that
+    /// holds no value yet.
+    /// - Parameter detail: What was wrong.
+    public static func invalidRequest(_ detail: String) -> NetworkError {
+        NetworkError(kind: .invalidRequest(detail))
+    }
+
     /// The transport failed before a complete response arrived (connection refused, host not found,
     /// connection lost…), with the `URLError.Code` that says which.
-    case transport(code: URLError.Code, message: String)
+    /// - Parameters:
+    ///   - code: The `URLError.Code` of the failure.
+    ///   - message: A readable description.
+    public static func transport(code: URLError.Code, message: String) -> NetworkError {
+        NetworkError(kind: .transport(code: code, message: message))
+    }
+
     /// The request did not complete within its time limit (the endpoint's ``Endpoint/timeLimit``, or the
     /// session's ``NetworkSession/timeLimit``), or a timeout of the transport itself.
-    case timeout
+    @inlinable public static var timeout: NetworkError { NetworkError(kind: .timeout) }
+
     /// The calling task was cancelled. `CancellationError` and `URLError.cancelled` both become this.
-    case cancelled
+    @inlinable public static var cancelled: NetworkError { NetworkError(kind: .cancelled) }
+
     /// The server answered with a status the validation provider does not accept. `headers` are the
     /// response's, so a caller can read `Retry-After` or `Location` (see ``headers`` and ``retryAfter``).
-    case httpStatus(code: Int, body: Data, headers: HTTPHeaders = HTTPHeaders())
+    /// - Parameters:
+    ///   - code: The HTTP status code.
+    ///   - body: The response body.
+    ///   - headers: The response headers.
+    public static func httpStatus(code: Int, body: Data, headers: HTTPHeaders = HTTPHeaders()) -> NetworkError {
+        NetworkError(kind: .httpStatus(code: code, body: body, headers: headers))
+    }
+
     /// A validation provider decoded the server's own error from the response.
-    case server(ServerError)
+    /// - Parameter error: The server's error.
+    public static func server(_ error: ServerError) -> NetworkError { NetworkError(kind: .server(error)) }
+
     /// The response body could not be decoded into the expected type.
-    case decoding(type: String, codingPath: String, message: String)
+    /// - Parameters:
+    ///   - type: The type that was being decoded.
+    ///   - codingPath: Where decoding failed, as in `items[3].title`; empty at the top level.
+    ///   - message: What the decoder said.
+    public static func decoding(type: String, codingPath: String, message: String) -> NetworkError {
+        NetworkError(kind: .decoding(type: type, codingPath: codingPath, message: message))
+    }
+
     /// The request body could not be encoded.
-    case encoding(String)
+    /// - Parameter message: What the encoder said.
+    public static func encoding(_ message: String) -> NetworkError { NetworkError(kind: .encoding(message)) }
+
     /// The server's answer was well formed but cannot be used, for example pagination whose next page
     /// leads back to a page already loaded (a cycle), which would page forever.
-    case invalidResponse(String)
+    /// - Parameter detail: What was wrong.
+    public static func invalidResponse(_ detail: String) -> NetworkError {
+        NetworkError(kind: .invalidResponse(detail))
+    }
+
     /// The operation's answer was discarded because a newer operation replaced what it worked on: a
     /// ``ListResource`` next page still in flight when a refresh's first page arrived belongs to the old
     /// list, so its callers get this instead of the old list.
-    case superseded
+    @inlinable public static var superseded: NetworkError { NetworkError(kind: .superseded) }
+
     /// The session's ``Authenticator`` failed to refresh a rejected credential, with the error its refresh
     /// threw. Every request that waited for that refresh fails with this same error.
-    case authenticationFailed(NetworkError)
+    /// - Parameter error: The refresh's error.
+    public static func authenticationFailed(_ error: NetworkError) -> NetworkError {
+        NetworkError(kind: .authenticationFailed(error))
+    }
+
+    /// What went wrong.
+    public var code: Code {
+        switch kind {
+        case .invalidURL: .invalidURL
+        case .invalidRequest: .invalidRequest
+        case .transport: .transport
+        case .timeout: .timeout
+        case .cancelled: .cancelled
+        case .httpStatus: .httpStatus
+        case .server: .server
+        case .decoding: .decoding
+        case .encoding: .encoding
+        case .invalidResponse: .invalidResponse
+        case .superseded: .superseded
+        case .authenticationFailed: .authenticationFailed
+        }
+    }
+
+    /// The detail of the error without its code's prefix: the invalid URL's or request's detail, the
+    /// transport's or coder's message, the server's message; empty when the code says it all.
+    public var message: String {
+        switch kind {
+        case .invalidURL(let detail), .invalidRequest(let detail), .encoding(let detail),
+            .invalidResponse(let detail):
+            detail
+        case .transport(_, let message), .decoding(_, _, let message): message
+        case .server(let error): error.message
+        case .httpStatus(_, let body, _): String(decoding: body.prefix(200), as: UTF8.self)
+        case .authenticationFailed(let error): error.description
+        case .timeout, .cancelled, .superseded: ""
+        }
+    }
+
+    /// The `URLError.Code` of a ``Code/transport`` error.
+    public var transportCode: URLError.Code? {
+        if case .transport(let code, _) = kind { return code }
+        return nil
+    }
+
+    /// The response body of an ``Code/httpStatus`` or ``Code/server`` error.
+    public var body: Data? {
+        switch kind {
+        case .httpStatus(_, let body, _): body
+        case .server(let error): error.body
+        default: nil
+        }
+    }
+
+    /// The server's own error, decoded by a validation provider (``Code/server``).
+    public var serverError: ServerError? {
+        if case .server(let error) = kind { return error }
+        return nil
+    }
+
+    /// The type being decoded and where decoding failed (as in `items[3].title`), for a ``Code/decoding``
+    /// error.
+    public var decodingFailure: (type: String, codingPath: String)? {
+        if case .decoding(let type, let codingPath, _) = kind { return (type, codingPath) }
+        return nil
+    }
+
+    /// The error behind this one: the refresh's error of an ``Code/authenticationFailed`` error.
+    public var underlyingError: NetworkError? {
+        if case .authenticationFailed(let error) = kind { return error }
+        return nil
+    }
 
     /// A readable description of the error, suitable for logs.
     public var description: String {
-        switch self {
+        switch kind {
         case .invalidURL(let detail):
             return "Invalid URL: \(detail)"
         case .invalidRequest(let detail):
@@ -74,7 +271,7 @@ public indirect enum NetworkError: Error, Sendable, Equatable, CustomStringConve
     /// response to the next (`Date`, request ids) while the error is the same; compare ``headers`` when
     /// they matter.
     public static func == (lhs: NetworkError, rhs: NetworkError) -> Bool {
-        switch (lhs, rhs) {
+        switch (lhs.kind, rhs.kind) {
         case (.invalidURL(let a), .invalidURL(let b)), (.invalidRequest(let a), .invalidRequest(let b)),
             (.encoding(let a), .encoding(let b)), (.invalidResponse(let a), .invalidResponse(let b)):
             return a == b
@@ -97,7 +294,7 @@ public indirect enum NetworkError: Error, Sendable, Equatable, CustomStringConve
 
     /// The headers of the response behind this error, if a response arrived.
     public var headers: HTTPHeaders? {
-        switch self {
+        switch kind {
         case .httpStatus(_, _, let headers): return headers
         case .server(let error): return error.headers
         default: return nil
@@ -112,7 +309,7 @@ public indirect enum NetworkError: Error, Sendable, Equatable, CustomStringConve
 
     /// The HTTP status code of the response behind this error, if a response arrived.
     public var statusCode: Int? {
-        switch self {
+        switch kind {
         case .httpStatus(let code, _, _): return code
         case .server(let error): return error.status
         default: return nil

@@ -1,54 +1,199 @@
 public import Foundation
 
-/// How important a log event is.
-public enum LogLevel: Int, Sendable, Comparable, CustomStringConvertible {
+/// How important a log event is. Levels compare by importance; a later release may add levels between
+/// these, so a `switch` over one needs a `default`.
+public struct LogLevel: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
+    /// The level's importance: higher is more important.
+    public let rawValue: Int
+    private let name: String
+
+    private init(_ rawValue: Int, _ name: String) {
+        self.rawValue = rawValue
+        self.name = name
+    }
+
     /// Every request and response.
-    case debug
+    public static let debug = LogLevel(0, "debug")
     /// Notable events.
-    case info
+    public static let info = LogLevel(1, "info")
     /// Failures the caller will see.
-    case error
+    public static let error = LogLevel(2, "error")
 
     /// Compares by importance.
     public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
 
+    /// Whether two levels are the same level.
+    public static func == (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue == rhs.rawValue }
+
+    /// Hashes the level.
+    /// - Parameter hasher: The hasher to feed.
+    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+
     /// The level's name.
-    public var description: String {
-        switch self {
-        case .debug: "debug"
-        case .info: "info"
-        case .error: "error"
+    public var description: String { name }
+
+    /// Decodes a level from its name.
+    /// - Parameter decoder: The decoder to read from.
+    public init(from decoder: any Decoder) throws {
+        let name = try decoder.singleValueContainer().decode(String.self)
+        guard let level = [LogLevel.debug, .info, .error].first(where: { $0.name == name }) else {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "unknown level \(name)"))
         }
+        self = level
+    }
+
+    /// Encodes the level as its name.
+    /// - Parameter encoder: The encoder to write to.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(name)
     }
 }
 
 /// What the session reports to its logger, already redacted by the session's ``LogRedaction``.
-public enum NetworkLogEvent: Sendable, Equatable, CustomStringConvertible {
+///
+/// Read ``kind`` to tell events apart, then the properties that kind fills: a later release may add kinds
+/// and properties without breaking a `switch` over ``kind`` that has a `default`.
+///
+/// ```swift
+/// struct Counter: NetworkLogging {
+///     let minimumLevel = LogLevel.debug
+///     func log(_ level: LogLevel, _ event: NetworkLogEvent) {
+///         if event.kind == .response, let status = event.status { record(status, event.duration) }
+///     }
+/// }
+/// ```
+public struct NetworkLogEvent: Sendable, Equatable, CustomStringConvertible {
+    /// Which event this is, in a set that may grow.
+    public struct Kind: Sendable, Hashable, CustomStringConvertible {
+        /// The kind's stable name.
+        public let name: String
+        private init(_ name: String) { self.name = name }
+
+        /// A request is about to be sent (every attempt and every redirect hop): ``method``, ``url``,
+        /// ``headers``.
+        public static let request = Kind("request")
+        /// A response arrived: ``status``, ``url``, ``headers``, ``bodySize``, ``duration``.
+        public static let response = Kind("response")
+        /// The session follows a redirect: ``status``, ``url`` (from), ``location`` (to).
+        public static let redirect = Kind("redirect")
+        /// An attempt failed and the next one starts after ``delay``: ``attempt``, ``url``, ``error``.
+        public static let retry = Kind("retry")
+        /// The request failed: ``url``, ``error``.
+        public static let failure = Kind("failure")
+
+        /// The kind's name.
+        public var description: String { name }
+    }
+
+    /// Which event this is.
+    public let kind: Kind
+    /// The request's method, for ``Kind/request``.
+    public let method: String?
+    /// The request's URL, redacted; for a ``Kind/redirect``, the URL redirected from.
+    public let url: String
+    /// The request's headers (``Kind/request``) or the response's (``Kind/response``), redacted; empty
+    /// otherwise.
+    public let headers: HTTPHeaders
+    /// The response's status code, for ``Kind/response`` and ``Kind/redirect``.
+    public let status: Int?
+    /// The response body's size in bytes, for ``Kind/response``.
+    public let bodySize: Int?
+    /// How long the exchange took, for ``Kind/response``.
+    public let duration: Duration?
+    /// Where a ``Kind/redirect`` leads, redacted.
+    public let location: String?
+    /// The attempt that failed (1 for the first), for ``Kind/retry``.
+    public let attempt: Int?
+    /// How long the session waits before the next attempt, for ``Kind/retry``.
+    public let delay: Duration?
+    /// The error, with its response headers redacted, for ``Kind/retry`` and ``Kind/failure``.
+    public let error: NetworkError?
+
+    private init(
+        kind: Kind, method: String? = nil, url: String, headers: HTTPHeaders = HTTPHeaders(), status: Int? = nil,
+        bodySize: Int? = nil, duration: Duration? = nil, location: String? = nil, attempt: Int? = nil,
+        delay: Duration? = nil, error: NetworkError? = nil
+    ) {
+        self.kind = kind
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.status = status
+        self.bodySize = bodySize
+        self.duration = duration
+        self.location = location
+        self.attempt = attempt
+        self.delay = delay
+        self.error = error
+    }
+
     /// A request is about to be sent (every attempt and every redirect hop).
-    case request(method: String, url: String, headers: HTTPHeaders)
+    /// - Parameters:
+    ///   - method: The HTTP method.
+    ///   - url: The URL, redacted.
+    ///   - headers: The headers, redacted.
+    public static func request(method: String, url: String, headers: HTTPHeaders) -> NetworkLogEvent {
+        NetworkLogEvent(kind: .request, method: method, url: url, headers: headers)
+    }
+
     /// A response arrived.
-    case response(status: Int, url: String, headers: HTTPHeaders, bodySize: Int, duration: Duration)
+    /// - Parameters:
+    ///   - status: The status code.
+    ///   - url: The URL, redacted.
+    ///   - headers: The response headers, redacted.
+    ///   - bodySize: The body's size in bytes.
+    ///   - duration: How long the exchange took.
+    public static func response(
+        status: Int, url: String, headers: HTTPHeaders, bodySize: Int, duration: Duration
+    ) -> NetworkLogEvent {
+        NetworkLogEvent(
+            kind: .response, url: url, headers: headers, status: status, bodySize: bodySize, duration: duration)
+    }
+
     /// The session follows a redirect.
-    case redirect(status: Int, from: String, to: String)
+    /// - Parameters:
+    ///   - status: The redirect's status code.
+    ///   - from: The URL redirected from, redacted.
+    ///   - to: The URL redirected to, redacted.
+    public static func redirect(status: Int, from: String, to: String) -> NetworkLogEvent {
+        NetworkLogEvent(kind: .redirect, url: from, status: status, location: to)
+    }
+
     /// Attempt `attempt` failed with `error`; the next one starts after `delay`.
-    case retry(attempt: Int, url: String, delay: Duration, error: NetworkError)
+    /// - Parameters:
+    ///   - attempt: The attempt that failed.
+    ///   - url: The URL, redacted.
+    ///   - delay: The wait before the next attempt.
+    ///   - error: The attempt's error, redacted.
+    public static func retry(attempt: Int, url: String, delay: Duration, error: NetworkError) -> NetworkLogEvent {
+        NetworkLogEvent(kind: .retry, url: url, attempt: attempt, delay: delay, error: error)
+    }
+
     /// The request failed.
-    case failure(url: String, error: NetworkError)
+    /// - Parameters:
+    ///   - url: The URL, redacted.
+    ///   - error: The error, redacted.
+    public static func failure(url: String, error: NetworkError) -> NetworkLogEvent {
+        NetworkLogEvent(kind: .failure, url: url, error: error)
+    }
 
     /// A one-line summary.
     public var description: String {
-        switch self {
-        case .request(let method, let url, let headers):
+        switch kind {
+        case .request:
             let list = headers.map { "\($0.name): \($0.value)" }.joined(separator: ", ")
-            return "→ \(method) \(url) [\(list)]"
-        case .response(let status, let url, _, let size, let duration):
-            return "← \(status) \(url) (\(size) bytes, \(duration))"
-        case .redirect(let status, let from, let to):
-            return "↪ \(status) \(from) → \(to)"
-        case .retry(let attempt, let url, let delay, let error):
-            return "↻ \(url): attempt \(attempt) failed (\(error)); retrying in \(delay)"
-        case .failure(let url, let error):
-            return "✗ \(url): \(error)"
+            return "→ \(method ?? "GET") \(url) [\(list)]"
+        case .response:
+            return "← \(status ?? 0) \(url) (\(bodySize ?? 0) bytes, \(duration ?? .zero))"
+        case .redirect:
+            return "↪ \(status ?? 0) \(url) → \(location ?? "")"
+        case .retry:
+            let wait = delay ?? .zero
+            return "↻ \(url): attempt \(attempt ?? 0) failed (\(error?.description ?? "")); retrying in \(wait)"
+        default:
+            return "✗ \(url): \(error?.description ?? "")"
         }
     }
 
@@ -127,7 +272,7 @@ public struct LogRedaction: Sendable, Equatable {
 
     /// The error with the response headers it carries redacted like logged headers.
     func redact(_ error: NetworkError) -> NetworkError {
-        switch error {
+        switch error.kind {
         case .httpStatus(let code, let body, let headers):
             return .httpStatus(code: code, body: body, headers: redact(headers))
         case .server(var server):

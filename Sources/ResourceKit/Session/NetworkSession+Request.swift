@@ -75,7 +75,7 @@ extension NetworkSession {
     }
 
     private nonisolated func encode(_ body: RequestBody) throws(NetworkError) -> (Data, String) {
-        switch body {
+        switch body.kind {
         case .json(let value):
             do {
                 return (try encoder.encode(value), "application/json")

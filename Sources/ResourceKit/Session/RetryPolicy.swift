@@ -123,7 +123,7 @@ public struct RetryPolicy: Sendable, Equatable {
     /// Whether the failure is worth another attempt. The session's own deadline is never retried.
     func isRetryable(_ error: NetworkError, response: HTTPResponse?) -> Bool {
         if let response { return retryableStatusCodes.contains(response.statusCode) }
-        switch error {
+        switch error.kind {
         case .timeout: return true
         case .transport(let code, _):
             return [.networkConnectionLost, .cannotConnectToHost, .timedOut, .notConnectedToInternet].contains(code)
