@@ -22,6 +22,7 @@ protocol LegacyAPI: Sendable {
     func transport(timeout: TimeInterval) -> URLSessionTransport
     func literalZeroTimeoutTransport() -> URLSessionTransport
     var noRedirects: RedirectPolicy { get }
+    var notPlaced: ListPlacement { get }
     func waitForRequests(_ count: Int, on stub: StubTransport) async
     func waitForSleepers(on clock: ManualClock, _ condition: @escaping @Sendable ([Duration]) -> Bool) async
         -> [Duration]
@@ -68,6 +69,9 @@ struct Legacy: LegacyAPI {
 
     @available(*, deprecated)
     var noRedirects: RedirectPolicy { .none }
+
+    @available(*, deprecated)
+    var notPlaced: ListPlacement { .none }
 
     @available(*, deprecated)
     func waitForRequests(_ count: Int, on stub: StubTransport) async { await stub.waitForRequests(count) }
@@ -147,6 +151,7 @@ struct Legacy: LegacyAPI {
     @Test func noneIsStillARedirectPolicyThatFollowsNothing() {
         #expect(legacy.noRedirects == .never)
         #expect(legacy.noRedirects.maximumHops == 0)
+        #expect(legacy.notPlaced == .omitted)
     }
 
     @Test func theWaitsWithoutATimeoutStillWait() async throws {

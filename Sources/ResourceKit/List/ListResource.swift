@@ -111,4 +111,13 @@ extension ListResource: MachineHost {
     @usableFromInline func forward(_ news: [ItemNews<Item, Item.ID>]) {
         link?.publish(self, news)
     }
+
+    @usableFromInline var diagnosticsFeed: DiagnosticsFeed { session.feed }
+
+    @usableFromInline var diagnosticLabel: String {
+        let request = Remote.ListRequest.self == Void.self ? "" : " \(String(describing: request).prefix(80))"
+        return "ListResource<\(Remote.self)>\(request)"
+    }
+
+    @usableFromInline static func summarize(_ state: ListState<Item>) -> String { state.diagnosticSummary }
 }

@@ -59,6 +59,12 @@ public struct StateBuffering: Sendable, Hashable, CustomStringConvertible {
     var stateKeyPath: any KeyPath<Self, Machine.State> & Sendable { get }
     /// Tells the store what the machine learnt about items; called outside the lock.
     func forward(_ news: Machine.News)
+    /// Where diagnostic events go: the session's feed.
+    var diagnosticsFeed: DiagnosticsFeed { get }
+    /// The object as diagnostics name it, as in `Resource<RemotePost> posts/42`.
+    var diagnosticLabel: String { get }
+    /// A state's case, never its value.
+    static func summarize(_ state: Machine.State) -> String
 }
 
 extension MachineHost {
@@ -74,9 +80,12 @@ extension MachineHost {
     @inlinable func transition<R>(_ event: (inout Machine) -> R) -> R {
         let (result, changed, mustDeliver, news) = storage.withLock { storage in
             let version = storage.machine.version
+            let before = diagnosticsFeed.isActive ? Self.summarize(storage.machine.state) : nil
             let result = event(&storage.machine)
             let news = storage.machine.takeNews()
             guard storage.machine.version != version else { return (result, false, false, news) }
+            // Emitted under the lock, so events follow the object's transitions in order.
+            if let before { emitStateChange(from: before, to: storage.machine.state) }
             if !storage.observers.isEmpty {
                 storage.pending.append(.init(observers: storage.observers, state: storage.machine.state))
             }
@@ -89,6 +98,37 @@ extension MachineHost {
         // The store hears of it after this object's own observers, and before the caller goes on.
         if let news { forward(news) }
         return result
+    }
+
+    @usableFromInline func emitStateChange(from before: String, to state: Machine.State) {
+        var event = DiagnosticEvent(.stateChanged)
+        event.object = diagnosticLabel
+        event.previousStateSummary = before
+        event.stateSummary = Self.summarize(state)
+        diagnosticsFeed.emit(event)
+    }
+
+    /// Tells the feed what a caller's ask did: answered from memory, or joined an operation in flight.
+    @usableFromInline func emitAsk(_ effects: Effects) {
+        let kind: DiagnosticEvent.Kind
+        if effects.starts.isEmpty, effects.resumes.isEmpty {
+            kind = .joined
+        } else if effects.starts.isEmpty, effects.resumes.count == 1, case .success = effects.resumes[0].result {
+            kind = .cacheHit
+        } else {
+            return
+        }
+        var event = DiagnosticEvent(kind)
+        event.object = diagnosticLabel
+        if kind == .joined { event.callers = machineWaitingCallerCount }
+        diagnosticsFeed.emit(event)
+    }
+
+    @usableFromInline func emitFinished(callers: Int) {
+        var event = DiagnosticEvent(.operationFinished)
+        event.object = diagnosticLabel
+        event.callers = callers
+        diagnosticsFeed.emit(event)
     }
 
     @inlinable func deliverPending() {
@@ -126,6 +166,7 @@ extension MachineHost {
                     }
                     return ask(&machine, call, waiter)
                 }
+                if diagnosticsFeed.isActive { emitAsk(effects) }
                 run(effects)
             }
         } onCancel: {
@@ -148,7 +189,9 @@ extension MachineHost {
                 guard shouldRun else { return }
             }
             let result = await start.work(start.context)
-            run(transition { $0.finish(start.operation, with: result) })
+            let effects = transition { $0.finish(start.operation, with: result) }
+            if diagnosticsFeed.isActive { emitFinished(callers: effects.resumes.count) }
+            run(effects)
         }
         let task: Task<Void, Never>
         if start.isImmediate, #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {

@@ -17,7 +17,7 @@ import Foundation
     }
 
     var method: String
-    var path: String
+    @usableFromInline var path: String
     var query: [QueryItem]
     var headers: [Header]
 }

@@ -105,6 +105,15 @@ extension Resource: MachineHost {
     @inlinable func forward(_ news: [ResourceNews<Value>]) {
         link?.publish(self, news)
     }
+
+    @inlinable var diagnosticsFeed: DiagnosticsFeed { session.feed }
+
+    @usableFromInline var diagnosticLabel: String {
+        guard let key = link?.readKey else { return "Resource<\(Remote.self)>" }
+        return "Resource<\(Remote.self)> \(key.path)"
+    }
+
+    @usableFromInline static func summarize(_ state: ResourceState<Value>) -> String { state.diagnosticSummary }
 }
 
 /// When ``Resource/read(_:policy:)`` may answer without the network.

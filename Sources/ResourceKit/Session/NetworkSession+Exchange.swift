@@ -30,14 +30,38 @@ extension NetworkSession {
         let deadline = exchange.deadline.map { clock.now + $0 }
         var attempt = 1
         var refreshed = false
+        let requestID = inFlight.begin(exchange.request, at: clock.now)
+        defer { inFlight.end(requestID) }
         while true {
             let failure: NetworkError
             var failedResponse: HTTPResponse?
-            do {
+            let started = feed.isActive ? clock.now : nil
+            if started != nil { feed.emit(requestEvent(.requestStarted, requestID, exchange, attempt: attempt)) }
+            do throws(NetworkError) {
                 let (response, credential) = try await follow(exchange, deadline: deadline)
+                if let started, feed.isActive {
+                    var event = requestEvent(.requestFinished, requestID, exchange, attempt: attempt)
+                    event.status = response.statusCode
+                    event.bytes = response.body.count
+                    event.duration = clock.now - started
+                    event.notModified = exchange.acceptsNotModified && response.statusCode == 304
+                    feed.emit(event)
+                }
                 if let authentication, let credential, !refreshed, authentication.isFailure(response) {
                     refreshed = true
-                    try await waitForRefresh(authentication, from: credential, deadline: deadline)
+                    do throws(NetworkError) {
+                        try await waitForRefresh(authentication, from: credential, deadline: deadline)
+                    } catch {
+                        if feed.isActive {
+                            var event = requestEvent(.credentialRefresh, requestID, exchange, attempt: attempt)
+                            event.error = redaction.redact(error)
+                            feed.emit(event)
+                        }
+                        throw error
+                    }
+                    if feed.isActive {
+                        feed.emit(requestEvent(.credentialRefresh, requestID, exchange, attempt: attempt))
+                    }
                     continue
                 }
                 if exchange.acceptsNotModified, response.statusCode == 304 { return response }
@@ -50,6 +74,12 @@ extension NetworkSession {
                 }
             } catch {
                 failure = error
+                if let started, feed.isActive {
+                    var event = requestEvent(.requestFinished, requestID, exchange, attempt: attempt)
+                    event.duration = clock.now - started
+                    event.error = redaction.redact(error)
+                    feed.emit(event)
+                }
             }
             let url = redaction.redact(exchange.request.url)
             guard
@@ -62,6 +92,13 @@ extension NetworkSession {
             if logger.minimumLevel <= .info {
                 logger.log(.info, .retry(attempt: attempt, url: url, delay: delay, error: redaction.redact(failure)))
             }
+            if feed.isActive {
+                var event = requestEvent(.retry, requestID, exchange, attempt: attempt)
+                event.delay = delay
+                event.error = redaction.redact(failure)
+                feed.emit(event)
+            }
+            inFlight.setAttempt(attempt + 1, of: requestID)
             do {
                 try await clock.sleep(until: wakeUp)
             } catch {
@@ -69,6 +106,17 @@ extension NetworkSession {
             }
             attempt += 1
         }
+    }
+
+    private nonisolated func requestEvent(
+        _ kind: DiagnosticEvent.Kind, _ id: UInt64, _ exchange: Exchange, attempt: Int
+    ) -> DiagnosticEvent {
+        var event = DiagnosticEvent(kind)
+        event.requestID = id
+        event.method = exchange.request.httpMethod ?? "GET"
+        event.url = redaction.redact(exchange.request.url)
+        event.attempt = attempt
+        return event
     }
 
     /// When attempt `attempt`, which failed with `failure`, is to be sent again and after what wait, or `nil`

@@ -53,6 +53,11 @@ public actor NetworkSession {
     // `@usableFromInline`: the inlinable read path (Resource+CRUD.swift) reaches it, part of the API surface.
     @usableFromInline let timeline: Timeline
     let deadlines: DeadlineScheduler
+    // `@usableFromInline`: the inlinable read path reaches it, part of the API surface.
+    @usableFromInline let feed = DiagnosticsFeed()
+    let inFlight: InFlightRequests
+    /// The session's requests in flight, for an activity indicator (Observation and ``NetworkActivity/updates()``).
+    public nonisolated var activity: NetworkActivity { inFlight.activity }
     /// Whether ``defaultHeaders`` hold `Authorization`, `Proxy-Authorization` or `Cookie`.
     let defaultHeadersCarryCredentials: Bool
 
@@ -83,6 +88,7 @@ public actor NetworkSession {
     ///   - clock: Measures deadlines and waits between retries; a test can pass a manual clock.
     ///   - redaction: What is hidden in log events: secret headers, user info in URLs and secret query items.
     ///   - logger: Receives events; logs nothing by default.
+    ///   - activityDebounce: How long ``NetworkActivity/isBusy`` stays on after the last request ended.
     public init(
         baseURL: any BaseURLProviding,
         validation: any ValidationProviding = StatusCodeValidation(),
@@ -98,7 +104,8 @@ public actor NetworkSession {
         timeLimit: Duration? = .seconds(60),
         clock: some Clock<Duration> = ContinuousClock(),
         redaction: LogRedaction = .standard,
-        logger: any NetworkLogging = SilentLogger()
+        logger: any NetworkLogging = SilentLogger(),
+        activityDebounce: Duration = .milliseconds(300)
     ) {
         self.baseURLProvider = baseURL
         self.validationProvider = validation
@@ -115,6 +122,7 @@ public actor NetworkSession {
         self.clock = clock
         self.timeline = Timeline(clock)
         self.deadlines = DeadlineScheduler(timeline: timeline)
+        self.inFlight = InFlightRequests(activity: NetworkActivity(debounce: activityDebounce, timeline: timeline))
         self.defaultHeadersCarryCredentials = Redirect.credentialHeaders.contains { defaultHeaders[$0] != nil }
         self.redaction = redaction
         self.authentication = authenticator.map { Self.flight(for: $0) }

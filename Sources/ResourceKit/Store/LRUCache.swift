@@ -31,6 +31,17 @@ struct LRUCache<Key: Hashable, Value> {
         return slot.value
     }
 
+    /// Every entry, most recently used first, with its cost.
+    var newestFirst: [(key: Key, value: Value, cost: Int)] {
+        var result: [(key: Key, value: Value, cost: Int)] = []
+        var position = newest
+        while let current = position, let slot = slots[current] {
+            result.append((slot.key, slot.value, slot.cost))
+            position = slot.older
+        }
+        return result
+    }
+
     /// The value for `key`, without changing the order.
     func peek(_ key: Key) -> Value? {
         positions[key].flatMap { slots[$0]?.value }

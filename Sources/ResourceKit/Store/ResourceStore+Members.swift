@@ -38,7 +38,7 @@ extension ResourceStore {
             publish: { resource, news in
                 // A value is news of its own id: an update that answered another item is that item's news.
                 let items = news.map { news in news.with(id: news.kind == .fact ? news.value?.id ?? id : id) }
-                self.publish(items, from: ObjectIdentifier(resource))
+                self.publish(items, from: ObjectIdentifier(resource)) { resource.diagnosticLabel }
             },
             refetch: { resource in _ = try? await resource.read(id) },
             release: { identifier, snapshot in
@@ -103,7 +103,7 @@ extension ResourceStore {
         let key = StoreKey(type: ObjectIdentifier(Remote.self), id: id)
         let itemType = ObjectIdentifier(Remote.Item.self)
         let link = ListLink<Remote>(
-            publish: { list, news in self.publish(news, from: ObjectIdentifier(list)) },
+            publish: { list, news in self.publish(news, from: ObjectIdentifier(list)) { list.diagnosticLabel } },
             release: { identifier in
                 self.released.withLock { $0.append(.list(key: key, itemType: itemType, object: identifier)) }
             })
@@ -140,6 +140,8 @@ extension Resource: StoreMember {
     func known(_ id: AnyHashable) -> (value: any Sendable, rank: UInt64)? {
         storage.withLock { $0.machine.snapshot() }.map { ($0.value, $0.rank) }
     }
+
+    func inspect(now: Duration) -> (ObjectSnapshot, MachineInspection) { inspect(now: now) { $0.inspection } }
 }
 
 extension ListResource: StoreMember {
@@ -161,4 +163,6 @@ extension ListResource: StoreMember {
         guard let id = id.base as? Item.ID else { return nil }
         return storage.withLock { $0.machine.known(id) }.map { ($0.item, $0.rank) }
     }
+
+    func inspect(now: Duration) -> (ObjectSnapshot, MachineInspection) { inspect(now: now) { $0.inspection } }
 }

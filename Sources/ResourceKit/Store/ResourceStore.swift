@@ -66,8 +66,9 @@ public final class ResourceStore: Sendable {
     // MARK: News
 
     /// Hands what `origin` learnt about items to every other live holder of them.
-    func publish<V: Identifiable & Sendable>(_ news: [ItemNews<V, V.ID>], from origin: ObjectIdentifier)
-    where V.ID: Sendable {
+    func publish<V: Identifiable & Sendable>(
+        _ news: [ItemNews<V, V.ID>], from origin: ObjectIdentifier, label: () -> String? = { nil }
+    ) where V.ID: Sendable {
         let now = session.timeline.now
         let itemType = ObjectIdentifier(V.self)
         var resourceBatches: [ObjectIdentifier: (member: any StoreMember, news: [ResourceNews<V>])] = [:]
@@ -84,6 +85,14 @@ public final class ResourceStore: Sendable {
         }
         for (member, batch) in resourceBatches.values { member.hear(batch) }
         for list in lists { list.hear(news) }
+        if session.feed.isActive {
+            var event = DiagnosticEvent(.storeNews)
+            event.object = label()
+            event.itemType = "\(V.self)"
+            event.itemCount = news.count
+            event.receivers = resourceBatches.count + lists.count
+            session.feed.emit(event)
+        }
     }
 
     // MARK: Invalidation

@@ -32,6 +32,8 @@ protocol StoreMember: AnyObject, Sendable {
     func refetch() async
     /// What it shows of item `id` outside any optimistic change, and that answer's rank.
     func known(_ id: AnyHashable) -> (value: any Sendable, rank: UInt64)?
+    /// What a snapshot shows of it.
+    func inspect(now: Duration) -> (ObjectSnapshot, MachineInspection)
 }
 
 struct WeakMember {

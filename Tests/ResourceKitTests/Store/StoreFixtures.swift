@@ -16,7 +16,7 @@ struct RemoteFeed: Listable, Creatable, Updatable, Deletable {
         switch feed {
         case "latest": .start
         case "oldest": .end
-        default: .none
+        default: .omitted
         }
     }
     static func createEndpoint(for post: Post) -> Endpoint { Endpoint(.post, "posts", body: .json(post)) }

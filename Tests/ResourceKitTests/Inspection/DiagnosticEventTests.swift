@@ -1,0 +1,207 @@
+import Foundation
+import ResourceKit
+import ResourceKitTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A diagnostic event as one comparable line: its kind and the properties tests pin down (not durations).
+func line(_ event: DiagnosticEvent) -> String {
+    var parts = [event.kind.name]
+    if let object = event.object { parts.append(object) }
+    if let method = event.method { parts.append(method) }
+    if let url = event.url { parts.append(url) }
+    if let attempt = event.attempt { parts.append("attempt \(attempt)") }
+    if let status = event.status { parts.append("status \(status)") }
+    if event.notModified { parts.append("not modified") }
+    if let previous = event.previousStateSummary, let state = event.stateSummary {
+        parts.append("\(previous) → \(state)")
+    }
+    if let callers = event.callers { parts.append("callers \(callers)") }
+    if let itemType = event.itemType, let count = event.itemCount { parts.append("\(count) \(itemType)") }
+    if let receivers = event.receivers { parts.append("receivers \(receivers)") }
+    if event.delay != nil { parts.append("delayed") }
+    if let error = event.error { parts.append("error \(error.code)") }
+    return parts.joined(separator: " | ")
+}
+
+/// Every event a stream holds up to a marker request (`GET …/marker`) sent after the operation under test:
+/// events are emitted, in order, before an operation returns, so the marker's first event closes the set.
+func eventsUntilMarker(_ stream: AsyncStream<DiagnosticEvent>, session: NetworkSession) async -> [String] {
+    // Any answer will do, or none: its `requestStarted` is emitted before the transport is called.
+    try? await session.send(Endpoint(.get, "marker", timeLimit: .milliseconds(1)))
+    var result: [String] = []
+    for await event in stream {
+        if event.url?.hasSuffix("/marker") == true { break }
+        result.append(line(event))
+    }
+    return result
+}
+
+@Suite(.timeLimit(.minutes(1))) struct DiagnosticEventTests {
+    let post = Post(id: "1", title: "One")
+    let url = "http://test.local/api/posts/1"
+
+    @Test func aReadEmitsItsStatesAndItsRequest() async throws {
+        let session = makeSession(ScriptedTransport([.status(200, json: json(post))]))
+        let resource = Resource<RemotePost>(session: session)
+        let events = session.diagnostics()
+        _ = try await resource.read("1")
+        #expect(
+            await eventsUntilMarker(events, session: session) == [
+                "stateChanged | Resource<RemotePost> | idle → loading",
+                "requestStarted | GET | \(url) | attempt 1",
+                "requestFinished | GET | \(url) | attempt 1 | status 200",
+                "stateChanged | Resource<RemotePost> | loading → available",
+                "operationFinished | Resource<RemotePost> | callers 1",
+            ])
+    }
+
+    @Test func aCoalescedReadShowsEveryCallerJoiningOneRequest() async throws {
+        let transport = ControlledTransport()
+        let session = makeSession(transport)
+        let resource = Resource<RemotePost>(session: session)
+        let events = session.diagnostics()
+        let first = Task { try await resource.read("1") }
+        try await transport.waitForRequests(1)
+        let second = Task { try await resource.read("1") }
+        try await waitUntil("2 callers") { resource.waitingCallerCount == 2 }
+        let third = Task { try await resource.read("1") }
+        try await waitUntil("3 callers") { resource.waitingCallerCount == 3 }
+        transport.answer(0, json: json(post))
+        for task in [first, second, third] { #expect(try await task.value == post) }
+        #expect(transport.requestCount == 1)
+        #expect(
+            await eventsUntilMarker(events, session: session) == [
+                "stateChanged | Resource<RemotePost> | idle → loading",
+                "requestStarted | GET | \(url) | attempt 1",
+                "joined | Resource<RemotePost> | callers 2",
+                "joined | Resource<RemotePost> | callers 3",
+                "requestFinished | GET | \(url) | attempt 1 | status 200",
+                "stateChanged | Resource<RemotePost> | loading → available",
+                "operationFinished | Resource<RemotePost> | callers 3",
+            ])
+    }
+
+    @Test func aRetriedReadShowsEachAttempt() async throws {
+        let clock = ManualClock()
+        let session = NetworkSession(
+            baseURL: "http://test.local/api",
+            transport: ScriptedTransport([.status(503), .status(200, json: json(post))]),
+            retry: RetryPolicy(initialDelay: .seconds(1), jitter: .none), clock: clock)
+        let resource = Resource<RemotePost>(session: session)
+        let events = session.diagnostics()
+        let read = Task { try await resource.read("1") }
+        try await clock.waitForSleepers(timeout: .seconds(5)) { $0.count == 1 }
+        clock.advance(by: .seconds(1))
+        #expect(try await read.value == post)
+        #expect(
+            await eventsUntilMarker(events, session: session) == [
+                "stateChanged | Resource<RemotePost> | idle → loading",
+                "requestStarted | GET | \(url) | attempt 1",
+                "requestFinished | GET | \(url) | attempt 1 | status 503",
+                "retry | GET | \(url) | attempt 1 | delayed | error httpStatus",
+                "requestStarted | GET | \(url) | attempt 2",
+                "requestFinished | GET | \(url) | attempt 2 | status 200",
+                "stateChanged | Resource<RemotePost> | loading → available",
+                "operationFinished | Resource<RemotePost> | callers 1",
+            ])
+    }
+
+    @Test func aRevalidationAnsweredNotModifiedSaysSo() async throws {
+        let transport = ScriptedTransport([
+            .status(200, json: json(post), headers: ["ETag": "\"v1\""]), .status(304, json: ""),
+        ])
+        let session = makeSession(transport)
+        let resource = Resource<RemotePost>(session: session)
+        _ = try await resource.read("1")
+        let events = session.diagnostics()
+        #expect(try await resource.read("1") == post)
+        #expect(transport.requests.last?.value(forHTTPHeaderField: "If-None-Match") == "\"v1\"")
+        #expect(
+            await eventsUntilMarker(events, session: session) == [
+                "stateChanged | Resource<RemotePost> | available → loading",
+                "requestStarted | GET | \(url) | attempt 1",
+                "requestFinished | GET | \(url) | attempt 1 | status 304 | not modified",
+                "stateChanged | Resource<RemotePost> | loading → available",
+                "operationFinished | Resource<RemotePost> | callers 1",
+            ])
+    }
+
+    @Test func aReadAnsweredFromMemoryIsACacheHit() async throws {
+        let transport = ScriptedTransport([.status(200, json: json(post))])
+        let session = makeSession(transport)
+        let resource = Resource<RemotePost>(session: session)
+        _ = try await resource.read("1")
+        let events = session.diagnostics()
+        #expect(try await resource.read("1", policy: .skipIfLoaded) == post)
+        #expect(transport.requestCount == 1)
+        #expect(await eventsUntilMarker(events, session: session) == ["cacheHit | Resource<RemotePost>"])
+    }
+
+    @Test func aRefusedOptimisticUpdateShowsTheValueThenTheRollback() async throws {
+        let (store, _) = try makeStore()
+        let refusing = NetworkSession(
+            baseURL: "http://test.local/api",
+            transport: ScriptedTransport([.status(200, json: json(post)), .status(500)]),
+            timeLimit: nil)
+        let refusingStore = ResourceStore(session: refusing)
+        _ = store
+        let resource = refusingStore.resource(RemotePost.self, id: "1")
+        let list = refusingStore.list(RemoteFeed.self, request: "all")
+        _ = list
+        _ = try await resource.read("1")
+        let events = refusing.diagnostics()
+        var edited = post
+        edited.title = "Edited"
+        await #expect(throws: NetworkError.httpStatus(code: 500, body: Data("{}".utf8))) {
+            try await resource.update(edited, optimistic: edited)
+        }
+        #expect(resource.value == post)
+        let patch = "PATCH | http://test.local/api/posts/1"
+        #expect(
+            await eventsUntilMarker(events, session: refusing) == [
+                "stateChanged | Resource<RemotePost> posts/1 | available → loading",
+                "storeNews | Resource<RemotePost> posts/1 | 1 Post | receivers 1",
+                "requestStarted | \(patch) | attempt 1",
+                "requestFinished | \(patch) | attempt 1 | status 500",
+                "stateChanged | Resource<RemotePost> posts/1 | loading → failure(httpStatus)",
+                "storeNews | Resource<RemotePost> posts/1 | 1 Post | receivers 1",
+                "operationFinished | Resource<RemotePost> posts/1 | callers 1",
+            ])
+    }
+
+    @Test func secretsNeverAppear() async throws {
+        let stub = StubTransport()
+        stub.stub(
+            .get, "/api/posts/1?token=s3cret", status: 200, headers: ["Set-Cookie": "sid=s3cret"],
+            body: Data(json(post).utf8))
+        let session = NetworkSession(
+            baseURL: "http://user:pa55@test.local/api", transport: stub,
+            defaultHeaders: ["Authorization": "Bearer s3cret"])
+        let events = session.diagnostics()
+        struct Secretive: Readable {
+            typealias Value = Post
+            static func readEndpoint(for id: String) -> Endpoint {
+                Endpoint(.get, "posts/1", query: ["token": "s3cret"])
+            }
+        }
+        let secretive = Resource<Secretive>(session: session)
+        _ = try await secretive.read("1")
+        let all = await eventsUntilMarker(events, session: session)
+        #expect(all.contains { $0.contains("token=redacted") })
+        #expect(!all.joined().contains("s3cret"))
+        #expect(!all.joined().contains("pa55"))
+    }
+
+    @Test func noEventIsBuiltWithoutAListenerAndAStreamSeesOnlyWhatFollowsIt() async throws {
+        let transport = ScriptedTransport([.status(200, json: json(post))])
+        let session = makeSession(transport)
+        let resource = Resource<RemotePost>(session: session)
+        _ = try await resource.read("1")
+        let events = session.diagnostics()
+        #expect(await eventsUntilMarker(events, session: session).isEmpty)
+    }
+}
