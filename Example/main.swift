@@ -83,6 +83,7 @@ struct Options {
     var token: String?
     var email: String?
     var password: String?
+    var inspect = false
 
     init(_ arguments: [String]) throws {
         var iterator = arguments.makeIterator()
@@ -92,8 +93,9 @@ struct Options {
             case "--token": token = iterator.next()
             case "--email": email = iterator.next()
             case "--password": password = iterator.next()
+            case "--inspect": inspect = true
             case "--help", "-h":
-                print("usage: swift run Example [--base-url URL [--token TOKEN | --email E --password P]]")
+                print("usage: swift run Example [--inspect] [--base-url URL [--token TOKEN | --email E --password P]]")
                 exit(0)
             default: throw ExampleError("unknown argument \(argument); try --help")
             }
@@ -113,6 +115,7 @@ func makeSession(_ options: Options) async throws -> NetworkSession {
         try backend.seed(
             (1...120).map { NewPost(title: "Post \($0)", body: "Body of post \($0)") }, into: "posts")
         print("Backend: embedded InMemoryBackend, 120 posts (pass --base-url to use a real server)")
+        slowDown = { backend.setLatency($0) }
         return NetworkSession(
             baseURL: "http://embedded.resourcekit/api/collections", validation: PocketBaseValidation(),
             transport: backend)
@@ -211,7 +214,7 @@ struct FeedService {
     func title(of id: String) -> String { feed.items.first { $0.id == id }.map { "\"\($0.title)\"" } ?? "nothing" }
 }
 
-func shareOnePost(_ session: NetworkSession, first: Post) async throws {
+func shareOnePost(_ session: NetworkSession, first: Post, inspector: Inspector?) async throws {
     print("\n4. One source of truth: two services share one post")
     let store = ResourceStore(session: session)
     let feed = FeedService(store: store)
@@ -244,16 +247,34 @@ func shareOnePost(_ session: NetworkSession, first: Post) async throws {
     print(
         "  the detail shows the failure over the kept value: \(PostWatcher(post: detail.post).describe(detail.post.state))"
     )
+    guard let inspector else { return }
+    await inspector.picture("after the refused edit", store: store)
+    // Five screens ask for the post at once: one request, five callers, seen while it is in flight.
+    slowDown?(.milliseconds(300))
+    let readers = (0..<5).map { _ in Task { try await detail.post.read(first.id) } }
+    while detail.post.waitingCallerCount < 5 { await Task.yield() }
+    await inspector.picture("five reads of one post in flight", store: store)
+    for reader in readers { _ = try await reader.value }
+    slowDown?(.zero)
+    await inspector.picture("after the five reads", store: store)
 }
+
+/// Makes the embedded backend slow (`nil` against a real server), so the inspector can show a request in
+/// flight.
+nonisolated(unsafe) var slowDown: ((Duration) -> Void)?
 
 do {
     let options = try Options(Array(CommandLine.arguments.dropFirst()))
     let session = try await makeSession(options)
+    let inspector = options.inspect ? Inspector(session: session) : nil
     let posts = try await paginate(session)
+    await inspector?.picture("after paging")
     guard let first = posts.first else { throw ExampleError("the server has no posts") }
     try await observe(session, first: first)
+    await inspector?.picture("after observing")
     try await crud(session)
-    try await shareOnePost(session, first: first)
+    await inspector?.picture("after create, update and delete")
+    try await shareOnePost(session, first: first, inspector: inspector)
     print("\nDone.")
 } catch {
     FileHandle.standardError.write(Data("Example failed: \(error)\n".utf8))

@@ -165,6 +165,8 @@ final class InFlightRequests: Sendable {
         var url: URL?
         var startedAt: Duration
         var attempt: Int
+        /// When the attempt in flight started, if a diagnostic event said so.
+        var attemptStartedAt: Duration?
         /// The calling task's hash: a store's snapshot matches it against its objects' operations to tell
         /// how many callers share the request.
         var task: Int?
@@ -177,7 +179,9 @@ final class InFlightRequests: Sendable {
 
     func begin(_ request: URLRequest, at now: Duration) -> UInt64 {
         let task = withUnsafeCurrentTask { $0?.hashValue }
-        let entry = Entry(method: request.httpMethod ?? "GET", url: request.url, startedAt: now, attempt: 1, task: task)
+        let entry = Entry(
+            method: request.httpMethod ?? "GET", url: request.url, startedAt: now, attempt: 1, attemptStartedAt: nil,
+            task: task)
         let id = entries.withLock { entries in
             entries.next &+= 1
             entries.all[entries.next] = entry
@@ -188,7 +192,18 @@ final class InFlightRequests: Sendable {
     }
 
     func setAttempt(_ attempt: Int, of id: UInt64) {
-        entries.withLock { $0.all[id]?.attempt = attempt }
+        entries.withLock { entries in
+            entries.all[id]?.attempt = attempt
+            entries.all[id]?.attemptStartedAt = nil
+        }
+    }
+
+    func setAttemptStart(_ start: Duration, of id: UInt64) {
+        entries.withLock { $0.all[id]?.attemptStartedAt = start }
+    }
+
+    func attemptStart(of id: UInt64) -> Duration? {
+        entries.withLock { $0.all[id]?.attemptStartedAt }
     }
 
     func end(_ id: UInt64) {

@@ -5,38 +5,34 @@ public import Foundation
 public struct LogLevel: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
     /// The level's importance: higher is more important.
     public let rawValue: Int
-    private let name: String
 
-    private init(_ rawValue: Int, _ name: String) {
-        self.rawValue = rawValue
-        self.name = name
-    }
+    @inlinable init(_ rawValue: Int) { self.rawValue = rawValue }
 
     /// Every request and response.
-    public static let debug = LogLevel(0, "debug")
+    @inlinable public static var debug: LogLevel { LogLevel(0) }
     /// Notable events.
-    public static let info = LogLevel(1, "info")
+    @inlinable public static var info: LogLevel { LogLevel(1) }
     /// Failures the caller will see.
-    public static let error = LogLevel(2, "error")
+    @inlinable public static var error: LogLevel { LogLevel(2) }
 
     /// Compares by importance.
-    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
-
-    /// Whether two levels are the same level.
-    public static func == (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue == rhs.rawValue }
-
-    /// Hashes the level.
-    /// - Parameter hasher: The hasher to feed.
-    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+    @inlinable public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
 
     /// The level's name.
-    public var description: String { name }
+    public var description: String {
+        switch rawValue {
+        case 0: "debug"
+        case 1: "info"
+        case 2: "error"
+        default: "level \(rawValue)"
+        }
+    }
 
     /// Decodes a level from its name.
     /// - Parameter decoder: The decoder to read from.
     public init(from decoder: any Decoder) throws {
         let name = try decoder.singleValueContainer().decode(String.self)
-        guard let level = [LogLevel.debug, .info, .error].first(where: { $0.name == name }) else {
+        guard let level = [LogLevel.debug, .info, .error].first(where: { $0.description == name }) else {
             throw DecodingError.dataCorrupted(
                 DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "unknown level \(name)"))
         }
@@ -47,7 +43,7 @@ public struct LogLevel: Sendable, Hashable, Comparable, Codable, CustomStringCon
     /// - Parameter encoder: The encoder to write to.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
-        try container.encode(name)
+        try container.encode(description)
     }
 }
 

@@ -26,42 +26,22 @@ extension NetworkSession {
     nonisolated func perform(
         _ exchange: Exchange
     ) async throws(NetworkError) -> HTTPResponse {
-        let clock = timeline
-        let deadline = exchange.deadline.map { clock.now + $0 }
+        let deadline = exchange.deadline.map { timeline.now + $0 }
         var attempt = 1
         var refreshed = false
-        let requestID = inFlight.begin(exchange.request, at: clock.now)
+        let requestID = inFlight.begin(exchange.request, at: timeline.now)
         defer { inFlight.end(requestID) }
         while true {
             let failure: NetworkError
             var failedResponse: HTTPResponse?
-            let started = feed.isActive ? clock.now : nil
-            if started != nil { feed.emit(requestEvent(.requestStarted, requestID, exchange, attempt: attempt)) }
+            // The attempt's start time lives in the registry entry, not here: see `emit`.
+            if feed.isActive { emitStarted(requestID, exchange, attempt: attempt) }
             do throws(NetworkError) {
                 let (response, credential) = try await follow(exchange, deadline: deadline)
-                if let started, feed.isActive {
-                    var event = requestEvent(.requestFinished, requestID, exchange, attempt: attempt)
-                    event.status = response.statusCode
-                    event.bytes = response.body.count
-                    event.duration = clock.now - started
-                    event.notModified = exchange.acceptsNotModified && response.statusCode == 304
-                    feed.emit(event)
-                }
+                if feed.isActive { emitFinished(requestID, exchange, attempt: attempt, response: response, error: nil) }
                 if let authentication, let credential, !refreshed, authentication.isFailure(response) {
                     refreshed = true
-                    do throws(NetworkError) {
-                        try await waitForRefresh(authentication, from: credential, deadline: deadline)
-                    } catch {
-                        if feed.isActive {
-                            var event = requestEvent(.credentialRefresh, requestID, exchange, attempt: attempt)
-                            event.error = redaction.redact(error)
-                            feed.emit(event)
-                        }
-                        throw error
-                    }
-                    if feed.isActive {
-                        feed.emit(requestEvent(.credentialRefresh, requestID, exchange, attempt: attempt))
-                    }
+                    try await refresh(authentication, from: credential, requestID, exchange, attempt, deadline)
                     continue
                 }
                 if exchange.acceptsNotModified, response.statusCode == 304 { return response }
@@ -74,33 +54,15 @@ extension NetworkSession {
                 }
             } catch {
                 failure = error
-                if let started, feed.isActive {
-                    var event = requestEvent(.requestFinished, requestID, exchange, attempt: attempt)
-                    event.duration = clock.now - started
-                    event.error = redaction.redact(error)
-                    feed.emit(event)
-                }
+                if feed.isActive { emitFinished(requestID, exchange, attempt: attempt, response: nil, error: error) }
             }
-            let url = redaction.redact(exchange.request.url)
             guard
-                let (wakeUp, delay) = retryInstant(
-                    after: failure, response: failedResponse, attempt: attempt, exchange: exchange, deadline: deadline)
-            else {
-                logger.log(.error, .failure(url: url, error: redaction.redact(failure)))
-                throw failure
-            }
-            if logger.minimumLevel <= .info {
-                logger.log(.info, .retry(attempt: attempt, url: url, delay: delay, error: redaction.redact(failure)))
-            }
-            if feed.isActive {
-                var event = requestEvent(.retry, requestID, exchange, attempt: attempt)
-                event.delay = delay
-                event.error = redaction.redact(failure)
-                feed.emit(event)
-            }
-            inFlight.setAttempt(attempt + 1, of: requestID)
+                let wakeUp = retryInstant(
+                    after: failure, response: failedResponse, attempt: attempt, exchange: exchange, deadline: deadline,
+                    requestID: requestID)
+            else { throw failure }
             do {
-                try await clock.sleep(until: wakeUp)
+                try await timeline.sleep(until: wakeUp)
             } catch {
                 throw .cancelled
             }
@@ -108,21 +70,92 @@ extension NetworkSession {
         }
     }
 
-    private nonisolated func requestEvent(
-        _ kind: DiagnosticEvent.Kind, _ id: UInt64, _ exchange: Exchange, attempt: Int
-    ) -> DiagnosticEvent {
+    /// Waits for the credential's refresh and tells the feed how it went. Apart from `perform`, so that the
+    /// rare refresh does not grow every request's async frame.
+    private nonisolated func refresh(
+        _ authentication: any AuthenticationHandling, from credential: any Sendable, _ id: UInt64,
+        _ exchange: Exchange, _ attempt: Int, _ deadline: Duration?
+    ) async throws(NetworkError) {
+        do throws(NetworkError) {
+            try await waitForRefresh(authentication, from: credential, deadline: deadline)
+        } catch {
+            if feed.isActive { emit(.credentialRefresh, id, exchange, attempt: attempt, error: error) }
+            throw error
+        }
+        if feed.isActive { emit(.credentialRefresh, id, exchange, attempt: attempt) }
+    }
+
+    // The events are built in synchronous functions: as locals of `perform`, they would grow its async
+    // frame past the task's first allocator slab, one more allocation per request whether or not anyone
+    // listens.
+    private nonisolated func emit(
+        _ kind: DiagnosticEvent.Kind, _ id: UInt64, _ exchange: Exchange, attempt: Int, error: NetworkError? = nil,
+        delay: Duration? = nil
+    ) {
         var event = DiagnosticEvent(kind)
         event.requestID = id
         event.method = exchange.request.httpMethod ?? "GET"
         event.url = redaction.redact(exchange.request.url)
         event.attempt = attempt
-        return event
+        event.error = error.map(redaction.redact)
+        event.delay = delay
+        feed.emit(event)
+    }
+
+    private nonisolated func emitStarted(_ id: UInt64, _ exchange: Exchange, attempt: Int) {
+        inFlight.setAttemptStart(timeline.now, of: id)
+        emit(.requestStarted, id, exchange, attempt: attempt)
+    }
+
+    /// Emits nothing for an attempt whose start was not emitted (the first listener came in between).
+    private nonisolated func emitFinished(
+        _ id: UInt64, _ exchange: Exchange, attempt: Int, response: HTTPResponse?, error: NetworkError?
+    ) {
+        guard let started = inFlight.attemptStart(of: id) else { return }
+        var event = DiagnosticEvent(.requestFinished)
+        event.requestID = id
+        event.method = exchange.request.httpMethod ?? "GET"
+        event.url = redaction.redact(exchange.request.url)
+        event.attempt = attempt
+        event.duration = timeline.now - started
+        event.status = response?.statusCode
+        event.bytes = response?.body.count
+        event.notModified = exchange.acceptsNotModified && response?.statusCode == 304
+        event.error = error.map(redaction.redact)
+        feed.emit(event)
     }
 
     /// When attempt `attempt`, which failed with `failure`, is to be sent again and after what wait, or `nil`
     /// when it is not: the
     /// policy does not retry it, the caller cancelled, `Retry-After` asks for too long, or the wait would end
     /// past the deadline.
+    ///
+    /// Logs and emits what it decides: synchronous, so that none of it sits in `perform`'s async frame, which
+    /// every request allocates.
+    private nonisolated func retryInstant(
+        after failure: NetworkError,
+        response: HTTPResponse?,
+        attempt: Int,
+        exchange: Exchange,
+        deadline: Duration?,
+        requestID: UInt64
+    ) -> Duration? {
+        let url = redaction.redact(exchange.request.url)
+        guard
+            let (wakeUp, delay) = retryInstant(
+                after: failure, response: response, attempt: attempt, exchange: exchange, deadline: deadline)
+        else {
+            logger.log(.error, .failure(url: url, error: redaction.redact(failure)))
+            return nil
+        }
+        if logger.minimumLevel <= .info {
+            logger.log(.info, .retry(attempt: attempt, url: url, delay: delay, error: redaction.redact(failure)))
+        }
+        if feed.isActive { emit(.retry, requestID, exchange, attempt: attempt, error: failure, delay: delay) }
+        inFlight.setAttempt(attempt + 1, of: requestID)
+        return wakeUp
+    }
+
     private nonisolated func retryInstant(
         after failure: NetworkError,
         response: HTTPResponse?,
@@ -169,22 +202,13 @@ extension NetworkSession {
                 try HeaderValidation.check(outgoing.allHTTPHeaderFields ?? [:])
             }
             let url = logger.minimumLevel <= .debug ? redaction.redact(outgoing.url) : ""
-            if logger.minimumLevel <= .debug {
-                let headers = redaction.redact(HTTPHeaders(outgoing.allHTTPHeaderFields ?? [:]))
-                logger.log(.debug, .request(method: outgoing.httpMethod ?? "GET", url: url, headers: headers))
-            }
+            if logger.minimumLevel <= .debug { logRequest(outgoing, url: url) }
             if Task.isCancelled { throw .cancelled }
             let start = ContinuousClock.now
             var response = try await send(outgoing, deadline: deadline)
             // A transport that reports no URL answered the request sent: relative `Link`s resolve against it.
             if response.url == nil { response.url = outgoing.url }
-            if logger.minimumLevel <= .debug {
-                logger.log(
-                    .debug,
-                    .response(
-                        status: response.statusCode, url: url, headers: redaction.redact(response.headers),
-                        bodySize: response.body.count, duration: ContinuousClock.now - start))
-            }
+            if logger.minimumLevel <= .debug { logResponse(response, url: url, duration: ContinuousClock.now - start) }
             guard exchange.redirects.maximumHops > 0,
                 var next = try Redirect.next(after: hop, response: response, redaction: redaction)
             else { return (response, credential) }
@@ -195,12 +219,25 @@ extension NetworkSession {
             }
             hops += 1
             if logger.minimumLevel <= .debug {
-                logger.log(
-                    .debug, .redirect(status: response.statusCode, from: url, to: redaction.redact(next.url)))
+                logger.log(.debug, .redirect(status: response.statusCode, from: url, to: redaction.redact(next.url)))
             }
             addCredentials(to: &next, of: exchange)
             hop = next
         }
+    }
+
+    // Log events are built in synchronous functions, off the async frames every request allocates.
+    private nonisolated func logRequest(_ request: URLRequest, url: String) {
+        let headers = redaction.redact(HTTPHeaders(request.allHTTPHeaderFields ?? [:]))
+        logger.log(.debug, .request(method: request.httpMethod ?? "GET", url: url, headers: headers))
+    }
+
+    private nonisolated func logResponse(_ response: HTTPResponse, url: String, duration: Duration) {
+        logger.log(
+            .debug,
+            .response(
+                status: response.statusCode, url: url, headers: redaction.redact(response.headers),
+                bodySize: response.body.count, duration: duration))
     }
 
     /// Gives a redirect hop, which carries no credential header, those a direct request to its URL gets: the
