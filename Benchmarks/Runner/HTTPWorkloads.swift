@@ -42,7 +42,7 @@ struct HTTPWorkloads: Sendable {
     let warmup: Int
     let urlSession: URLSession
     let session: NetworkSession
-    /// One resource per worker, made once so creating them is not measured.
+    /// One resource, for `profileReads(.read)`.
     let resources: [Resource<RemoteBenchPost>]
 
     init(baseURL: String, requests: Int, rounds: Int, warmup: Int) {
@@ -58,22 +58,37 @@ struct HTTPWorkloads: Sendable {
         let session = NetworkSession(
             baseURL: baseURL + "/api/collections", transport: URLSessionTransport(session: urlSession))
         self.session = session
-        resources = (0..<64).map { _ in Resource(session: session) }
+        resources = [Resource(session: session)]
     }
 
-    /// `requests` sequential reads of one post: through a `Resource`, or raw URLSession + JSONDecoder.
-    func profileReads(raw: Bool) async throws {
+    /// How `profileReads` reads.
+    enum ProfiledPath {
+        case raw, rawDataTask, transport, send, read, newResource
+    }
+
+    /// `requests` sequential reads of one post: through a `Resource` (one, or a new one each), through
+    /// `NetworkSession.send`, or raw URLSession + JSONDecoder.
+    func profileReads(_ path: ProfiledPath) async throws {
         let first: PageEnvelope<BenchPost> = try await session.send(
             Endpoint(.get, "posts/records", query: ["perPage": "1", "sort": "position"]))
         guard let id = first.items.first?.id,
             let url = URL(string: "\(baseURL)/api/collections/posts/records/\(id)")
         else { throw BenchmarkError("the server has no posts") }
         let decoder = JSONDecoder()
+        let endpoint = Endpoint(.get, "posts/records").appending(id: id)
+        let transport = URLSessionTransport(session: urlSession)
         for _ in 0..<requests {
-            if raw {
+            switch path {
+            case .raw:
                 _ = try decoder.decode(BenchPost.self, from: try await urlSession.data(for: URLRequest(url: url)).0)
-            } else {
-                _ = try await resources[0].read(id)
+            case .rawDataTask: try await rawDataTask(url)
+            case .transport:
+                var request = URLRequest(url: url)
+                request.setValue("application/json", forHTTPHeaderField: "Accept")
+                _ = try decoder.decode(BenchPost.self, from: try await transport.send(request).body)
+            case .send: _ = try await session.send(endpoint, as: BenchPost.self)
+            case .read: _ = try await resources[0].read(id)
+            case .newResource: _ = try await Resource<RemoteBenchPost>(session: session).read(id)
             }
         }
     }
@@ -97,7 +112,7 @@ struct HTTPWorkloads: Sendable {
                 workload: name + " (\(requests) req)", unit: "req/s", rounds: rounds, warmup: warmup,
                 [
                     ("raw URLSession", { try await rate(concurrency, cpu: cpuRaw) { _ in try await raw(url) } }),
-                    ("ResourceKit", { try await rate(concurrency, cpu: cpuKit) { try await kit(id: id, worker: $0) } }),
+                    ("ResourceKit", { try await rate(concurrency, cpu: cpuKit) { _ in try await kit(id: id) } }),
                 ])
             results.forEach { report.add($0) }
             report.compare(
@@ -178,7 +193,7 @@ struct HTTPWorkloads: Sendable {
                         try await rate(1, cpu: unused) { _ in _ = try await session.send(endpoint, as: BenchPost.self) }
                     }
                 ),
-                ("Resource.read", { try await rate(1, cpu: unused) { _ in try await kit(id: id, worker: 0) } }),
+                ("Resource.read", { try await rate(1, cpu: unused) { _ in try await kit(id: id) } }),
             ])
         results.forEach { report.add($0) }
         for layer in results.dropFirst() {
@@ -229,9 +244,10 @@ struct HTTPWorkloads: Sendable {
         _ = try JSONDecoder().decode(BenchPost.self, from: data)
     }
 
-    /// One resource per worker: concurrent reads of one resource would share requests.
-    private func kit(id: String, worker: Int) async throws {
-        _ = try await resources[worker % resources.count].read(id)
+    /// A new resource for every request, as a screen that opens a post makes one: concurrent reads of one
+    /// resource would share requests, and making it is part of the cost.
+    private func kit(id: String) async throws {
+        _ = try await Resource<RemoteBenchPost>(session: session).read(id)
     }
 
     private func rawList() async throws -> Int {

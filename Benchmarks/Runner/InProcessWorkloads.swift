@@ -53,6 +53,7 @@ struct InProcessWorkloads: Sendable {
     func run() async throws -> Report {
         var report = Report()
         report.merge(try await overhead())
+        report.merge(try await diagnostics())
         report.merge(try await coalescing())
         report.merge(try await fanOut())
         report.merge(try await delivery())
@@ -67,6 +68,14 @@ struct InProcessWorkloads: Sendable {
         let transport = InstantTransport(body: try JSONEncoder().encode(Row(id: 1, n: 1)))
         let resource = Resource<RemoteRow>(session: NetworkSession(baseURL: "http://bench.local", transport: transport))
         for _ in 0..<count { _ = try await resource.read() }
+    }
+
+    /// For profilers: only `NetworkSession.send` on an instant transport.
+    static func profileSends(_ count: Int) async throws {
+        let transport = InstantTransport(body: try JSONEncoder().encode(Row(id: 1, n: 1)))
+        let session = NetworkSession(baseURL: "http://bench.local", transport: transport)
+        let endpoint = Endpoint(.get, "row")
+        for _ in 0..<count { _ = try await session.send(endpoint, as: Row.self) }
     }
 
     /// The library's own cost per request, on a transport that answers at once.
@@ -100,6 +109,57 @@ struct InProcessWorkloads: Sendable {
                 ("Resource.read", { try await perRequest { _ = try await resource.read() } }),
             ])
         results.forEach { report.add($0) }
+        // What making a resource costs, as a request that makes a new one pays it (the HTTP GET+decode rows do).
+        let inits = Int(10_000 * Swift.max(scale, 0.1))
+        let made = Locked<Int>(0)
+        let creation = try await interleaved(
+            workload: "Resource.init", unit: "µs", rounds: rounds, warmup: warmup,
+            [
+                (
+                    "new idle resource",
+                    {
+                        await seconds {
+                            for _ in 0..<inits {
+                                let resource = Resource<RemoteRow>(session: session)
+                                // Used, so the optimizer cannot drop it.
+                                if resource.observerCount > 0 { made.withLock { $0 += 1 } }
+                            }
+                        } / Double(inits) * 1e6
+                    }
+                )
+            ])
+        creation.forEach { report.add($0) }
+        return report
+    }
+
+    /// What the diagnostic feed costs a read: nothing without a listener, and with one consumer draining it.
+    func diagnostics() async throws -> Report {
+        var report = Report()
+        let requests = max(200, Int(20_000 * scale))
+        let transport = InstantTransport(body: try JSONEncoder().encode(Row(id: 1, n: 1)))
+        let quiet = NetworkSession(baseURL: "http://bench.local", transport: transport)
+        let watched = NetworkSession(baseURL: "http://bench.local", transport: transport)
+        let quietResource = Resource<RemoteRow>(session: quiet)
+        let watchedResource = Resource<RemoteRow>(session: watched)
+        let received = Locked(0)
+        let events = watched.diagnostics(bufferingNewest: 1_000_000)
+        let listener = Task { for await _ in events { received.withLock { $0 += 1 } } }
+        defer { listener.cancel() }
+        @Sendable func perRead(_ resource: Resource<RemoteRow>) async throws -> Double {
+            try await seconds { for _ in 0..<requests { _ = try await resource.read() } } / Double(requests) * 1e6
+        }
+        let results = try await interleaved(
+            workload: "Resource.read with diagnostics", unit: "µs", rounds: rounds, warmup: warmup,
+            [
+                ("no listener", { try await perRead(quietResource) }),
+                ("one listener", { try await perRead(watchedResource) }),
+            ])
+        results.forEach { report.add($0) }
+        if results.count == 2 {
+            report.compare(
+                "diagnostics: one listener / none", results[1], over: results[0],
+                meaning: "a read's cost with a consumer of session.diagnostics() (target ≤ 1.1)")
+        }
         return report
     }
 

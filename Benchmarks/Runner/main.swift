@@ -1,5 +1,6 @@
-// swift run -c release Benchmarks [--base-url URL] [--json PATH] [--rounds N] [--smoke] [--only store]
-//   profiling: --profile-read N (instant transport), --profile-http N [--raw] (needs --base-url)
+// swift run -c release Benchmarks [--base-url URL] [--json PATH] [--rounds N] [--smoke] [--only store|diagnostics]
+//   profiling: --profile-read N, --profile-send N (instant transport),
+//              --profile-http N [--raw | --raw-task | --transport | --send | --new-resource] (needs --base-url)
 //
 // HTTP workloads (ResourceKit vs raw URLSession + JSONDecoder) run when a PocketBase URL is given
 // (--base-url, or POCKETBASE_URL as Scripts/pocketbase sets it); the in-process workloads always run.
@@ -22,6 +23,13 @@ let warmup = smoke ? 0 : 1
     let build = "release"
 #endif
 
+if option("--only") == "diagnostics" {
+    // The diagnostic feed's workload alone: a read without and with a listener.
+    let report = try await InProcessWorkloads(scale: smoke ? 0.02 : 1, rounds: rounds, warmup: warmup).diagnostics()
+    report.printTable()
+    exit(0)
+}
+
 if option("--only") == "store" {
     // The store's workloads alone, for profilers and quick comparisons.
     let report = try await InProcessWorkloads(scale: smoke ? 0.02 : 1, rounds: rounds, warmup: warmup).store()
@@ -29,11 +37,25 @@ if option("--only") == "store" {
     exit(0)
 }
 
+let profiledPaths: [(String, HTTPWorkloads.ProfiledPath)] = [
+    ("--raw", .raw), ("--raw-task", .rawDataTask), ("--transport", .transport), ("--send", .send),
+    ("--new-resource", .newResource),
+]
+let profiledPath = profiledPaths.first { arguments.contains($0.0) }?.1 ?? .read
+
 if let count = option("--profile-http").flatMap(Int.init), let baseURL {
-    // For profilers: `count` sequential reads of one post over HTTP, through ResourceKit or (with --raw) raw
-    // URLSession + JSONDecoder on the same URLSession, so two profiles compare the client's CPU.
+    // For profilers: `count` sequential reads of one post over HTTP, through one Resource, a new Resource each
+    // (--new-resource), NetworkSession.send (--send), URLSessionTransport alone (--transport), or raw
+    // URLSession + JSONDecoder with data(for:) (--raw) or a dataTask (--raw-task), all on the same URLSession,
+    // so that profiles compare the client's CPU.
     try await HTTPWorkloads(baseURL: baseURL, requests: count, rounds: 1, warmup: 0)
-        .profileReads(raw: arguments.contains("--raw"))
+        .profileReads(profiledPath)
+    exit(0)
+}
+
+if let count = option("--profile-send").flatMap(Int.init) {
+    // For profilers: only NetworkSession.send on an instant transport.
+    try await InProcessWorkloads.profileSends(count)
     exit(0)
 }
 

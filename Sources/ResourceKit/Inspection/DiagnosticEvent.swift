@@ -107,38 +107,193 @@ public struct DiagnosticEvent: Sendable, Equatable, CustomStringConvertible {
 /// Where a session's diagnostic events go: nowhere, at the cost of one atomic load, until someone listens.
 @usableFromInline final class DiagnosticsFeed: Sendable {
     @usableFromInline let listenerCount = Atomic<Int>(0)
-    private let listeners = Locked<(next: UInt64, all: [UInt64: AsyncStream<DiagnosticEvent>.Continuation])>(
-        (0, [:]))
+    private let listeners = Locked<[WeakDiagnosticBuffer]>([])
 
     @usableFromInline init() {}
 
     /// Whether anyone listens: every emitting site checks this before it builds an event.
     @inlinable var isActive: Bool { listenerCount.load(ordering: .relaxed) > 0 }
 
-    /// Hands the event to every listener. Yielded under the lock, so every listener sees events in the order
-    /// the library emitted them, from whatever thread.
+    /// Hands the event to every listener. Appended under the lock, so every listener sees events in the
+    /// order the library emitted them, from whatever thread.
     @usableFromInline func emit(_ event: DiagnosticEvent) {
         listeners.withLock { listeners in
-            for continuation in listeners.all.values { continuation.yield(event) }
+            var sawFreed = false
+            for listener in listeners {
+                // A buffer freed here only decrements the count in its `deinit`: no lock is taken.
+                if let buffer = listener.buffer { buffer.append(event) } else { sawFreed = true }
+            }
+            if sawFreed { listeners.removeAll { $0.buffer == nil } }
         }
     }
 
-    func stream(bufferingNewest limit: Int) -> AsyncStream<DiagnosticEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: DiagnosticEvent.self, bufferingPolicy: .bufferingNewest(max(1, limit)))
-        let id = listeners.withLock { listeners in
-            listeners.next &+= 1
-            listeners.all[listeners.next] = continuation
-            listenerCount.add(1, ordering: .relaxed)
-            return listeners.next
+    func events(bufferingNewest limit: Int) -> DiagnosticEvents {
+        let buffer = DiagnosticBuffer(limit: max(1, limit), feed: self)
+        listeners.withLock { listeners in
+            listeners.removeAll { $0.buffer == nil }
+            listeners.append(WeakDiagnosticBuffer(buffer: buffer))
         }
-        continuation.onTermination = { [weak self] _ in
-            guard let self else { return }
-            self.listeners.withLock { listeners in
-                if listeners.all.removeValue(forKey: id) != nil { self.listenerCount.subtract(1, ordering: .relaxed) }
+        listenerCount.add(1, ordering: .relaxed)
+        return DiagnosticEvents(buffer: buffer)
+    }
+}
+
+struct WeakDiagnosticBuffer {
+    weak var buffer: DiagnosticBuffer?
+}
+
+/// One listener's unread events. Its consumer takes them in batches: a waiting consumer is woken
+/// ``flushDelay`` after the first event it has not seen, with everything that came meanwhile, so a burst of
+/// events costs one wake-up and the thread that emits them never wakes another.
+final class DiagnosticBuffer: Sendable, DeadlineAction {
+    private struct State {
+        var pending: [DiagnosticEvent] = []
+        var waiter: CheckedContinuation<[DiagnosticEvent]?, Never>?
+        var isFinished = false
+        var isFlushScheduled = false
+    }
+
+    /// How long a waiting consumer's first event waits for company.
+    static let flushDelay = Duration.milliseconds(1)
+    /// One timer for every buffer of the process, on the real clock: a session's `ManualClock` must not hold
+    /// events back.
+    private static let flusher = DeadlineScheduler(timeline: Timeline(ContinuousClock()))
+    private static let now = Timeline(ContinuousClock())
+
+    private let state = Locked(State())
+    private let limit: Int
+    private let feed: DiagnosticsFeed
+
+    init(limit: Int, feed: DiagnosticsFeed) {
+        self.limit = limit
+        self.feed = feed
+    }
+
+    deinit { feed.listenerCount.subtract(1, ordering: .relaxed) }
+
+    func append(_ event: DiagnosticEvent) {
+        let mustSchedule = state.withLock { state in
+            guard !state.isFinished else { return false }
+            state.pending.append(event)
+            if state.pending.count > limit { state.pending.removeFirst(state.pending.count - limit) }
+            guard state.waiter != nil, !state.isFlushScheduled else { return false }
+            state.isFlushScheduled = true
+            return true
+        }
+        if mustSchedule { _ = Self.flusher.schedule(at: Self.now.now + Self.flushDelay, self) }
+    }
+
+    /// The flush delay has passed: hands the waiting consumer what came.
+    func deadlinePassed() {
+        let woken: (CheckedContinuation<[DiagnosticEvent]?, Never>, [DiagnosticEvent])? = state.withLock { state in
+            state.isFlushScheduled = false
+            guard let waiter = state.waiter, !state.pending.isEmpty else { return nil }
+            state.waiter = nil
+            defer { state.pending = [] }
+            return (waiter, state.pending)
+        }
+        if let (waiter, batch) = woken { waiter.resume(returning: batch) }
+    }
+
+    /// Every event not taken yet, waiting for one if there is none; `nil` once the consumer was cancelled.
+    func take() async -> [DiagnosticEvent]? {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<[DiagnosticEvent]?, Never>) in
+                let now: [DiagnosticEvent]?? = state.withLock { state in
+                    if !state.pending.isEmpty {
+                        defer { state.pending = [] }
+                        return .some(state.pending)
+                    }
+                    if state.isFinished || Task.isCancelled {
+                        state.isFinished = true
+                        return .some(nil)
+                    }
+                    state.waiter = continuation
+                    return nil
+                }
+                if let now { continuation.resume(returning: now) }
             }
+        } onCancel: {
+            let waiter = state.withLock { state in
+                state.isFinished = true
+                state.pending = []
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume(returning: nil)
         }
-        return stream
+    }
+}
+
+/// The events of ``NetworkSession/diagnostics(bufferingNewest:)``: an `AsyncSequence` that ends when the task
+/// iterating it is cancelled.
+///
+/// Events wait in the sequence until its consumer takes them, at most the newest `limit`; a consumer that
+/// falls behind takes them in batches, so a burst of events costs it one wake-up. The sequence stops
+/// collecting once it and its iterator are gone.
+public struct DiagnosticEvents: AsyncSequence, Sendable {
+    /// An event.
+    public typealias Element = DiagnosticEvent
+    /// The sequence never throws.
+    public typealias Failure = Never
+
+    let buffer: DiagnosticBuffer
+
+    /// Makes the iterator; a sequence is meant to be iterated once.
+    public func makeAsyncIterator() -> Iterator { Iterator(buffer: buffer) }
+
+    /// Takes the events in order.
+    public struct Iterator: AsyncIteratorProtocol {
+        let buffer: DiagnosticBuffer
+        var batch: [DiagnosticEvent] = []
+        var position = 0
+
+        /// The next event, waiting for one; `nil` once the iterating task is cancelled.
+        public mutating func next() async -> DiagnosticEvent? {
+            await next(isolation: nil)
+        }
+
+        /// The next event, for an isolated caller; `nil` once the iterating task is cancelled.
+        /// - Parameter actor: The caller's isolation.
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(Never) -> DiagnosticEvent? {
+            if position == batch.count {
+                guard let taken = await buffer.take() else { return nil }
+                batch = taken
+                position = 0
+            }
+            defer { position += 1 }
+            return batch[position]
+        }
+    }
+}
+
+/// Names of types, worked out once per type: printing a type's name demangles it.
+enum TypeNames {
+    /// How a name is shown.
+    enum Form: UInt8 {
+        case bare, resource, list
+    }
+
+    private struct Key: Hashable {
+        var type: ObjectIdentifier
+        var form: Form
+    }
+
+    private static let names = Locked<[Key: String]>([:])
+
+    /// The type's name, as in `Post`, `Resource<RemotePost>` or `ListResource<RemoteFeed>`.
+    static func name(of type: Any.Type, as form: Form = .bare) -> String {
+        let key = Key(type: ObjectIdentifier(type), form: form)
+        if let name = names.withLock({ $0[key] }) { return name }
+        let bare = String(describing: type)
+        let name =
+            switch form {
+            case .bare: bare
+            case .resource: "Resource<" + bare + ">"
+            case .list: "ListResource<" + bare + ">"
+            }
+        names.withLock { $0[key] = name }
+        return name
     }
 }
 
@@ -165,16 +320,17 @@ extension ListState: DiagnosticSummarizing {
 }
 
 extension NetworkSession {
-    /// A new stream of what the session, and every resource, list and store using it, does: requests and
+    /// A new sequence of what the session, and every resource, list and store using it, does: requests and
     /// their attempts, retries, credential refreshes, state changes, answers from memory, coalesced callers
     /// and store news (see ``DiagnosticEvent``).
     ///
-    /// Events are redacted like the logs. Every stream sees every event from the moment it is made, in the
-    /// order the library emitted them. While no stream exists, no event is built: each place that could
-    /// emit one costs one atomic load. Cancelling the task that iterates the stream unregisters it.
+    /// Events are redacted like the logs. Every sequence sees every event from the moment it is made, in the
+    /// order the library emitted them. While no sequence exists, no event is built: each place that could
+    /// emit one costs one atomic load. Cancelling the task that iterates it ends it; a sequence and its
+    /// iterator that are gone stop collecting.
     /// - Parameter limit: How many unread events the stream keeps; older ones are dropped first.
     /// - Returns: The stream.
-    public nonisolated func diagnostics(bufferingNewest limit: Int = 10_000) -> AsyncStream<DiagnosticEvent> {
-        feed.stream(bufferingNewest: limit)
+    public nonisolated func diagnostics(bufferingNewest limit: Int = 10_000) -> DiagnosticEvents {
+        feed.events(bufferingNewest: limit)
     }
 }

@@ -116,7 +116,7 @@ extension ListResource: MachineHost {
 
     @usableFromInline var diagnosticLabel: String {
         let request = Remote.ListRequest.self == Void.self ? "" : " \(String(describing: request).prefix(80))"
-        return "ListResource<\(Remote.self)>\(request)"
+        return TypeNames.name(of: Remote.self, as: .list) + request
     }
 
     @usableFromInline static func summarize(_ state: ListState<Item>) -> String { state.diagnosticSummary }

@@ -100,7 +100,9 @@ extension MachineHost {
         return result
     }
 
-    @usableFromInline func emitStateChange(from before: String, to state: Machine.State) {
+    // Specialized in the client like the transitions that call them (unspecialized, each event cost metadata
+    // lookups), but never inlined: an event in an async frame would grow every operation's task.
+    @inlinable @inline(never) func emitStateChange(from before: String, to state: Machine.State) {
         var event = DiagnosticEvent(.stateChanged)
         event.object = diagnosticLabel
         event.previousStateSummary = before
@@ -109,7 +111,7 @@ extension MachineHost {
     }
 
     /// Tells the feed what a caller's ask did: answered from memory, or joined an operation in flight.
-    @usableFromInline func emitAsk(_ effects: Effects) {
+    @inlinable @inline(never) func emitAsk(_ effects: Effects) {
         let kind: DiagnosticEvent.Kind
         if effects.starts.isEmpty, effects.resumes.isEmpty {
             kind = .joined
@@ -124,7 +126,7 @@ extension MachineHost {
         diagnosticsFeed.emit(event)
     }
 
-    @usableFromInline func emitFinished(callers: Int) {
+    @inlinable @inline(never) func emitFinished(callers: Int) {
         var event = DiagnosticEvent(.operationFinished)
         event.object = diagnosticLabel
         event.callers = callers
@@ -228,7 +230,7 @@ extension MachineHost {
     var registeredObserverCount: Int { storage.withLock { $0.observers.count } }
 
     /// How many callers wait for operations in flight.
-    var machineWaitingCallerCount: Int { storage.withLock { $0.machine.waitingCallerCount } }
+    @usableFromInline var machineWaitingCallerCount: Int { storage.withLock { $0.machine.waitingCallerCount } }
 
     /// Finishes every stream; called from `deinit`.
     func finishObservers() {

@@ -109,8 +109,9 @@ extension Resource: MachineHost {
     @inlinable var diagnosticsFeed: DiagnosticsFeed { session.feed }
 
     @usableFromInline var diagnosticLabel: String {
-        guard let key = link?.readKey else { return "Resource<\(Remote.self)>" }
-        return "Resource<\(Remote.self)> \(key.path)"
+        let name = TypeNames.name(of: Remote.self, as: .resource)
+        guard let key = link?.readKey else { return name }
+        return name + " " + key.path
     }
 
     @usableFromInline static func summarize(_ state: ResourceState<Value>) -> String { state.diagnosticSummary }

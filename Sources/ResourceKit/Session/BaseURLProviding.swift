@@ -15,6 +15,11 @@ extension URL: BaseURLProviding {
     /// Returns this URL if it has a scheme and a host.
     /// - Throws: ``NetworkError/invalidURL(_:)`` otherwise.
     public func resolveBaseURL() async throws(NetworkError) -> URL {
+        try checkedAsBase()
+    }
+
+    /// This URL if it has a scheme and a host.
+    func checkedAsBase() throws(NetworkError) -> URL {
         guard let scheme, !scheme.isEmpty, let host, !host.isEmpty else {
             throw .invalidURL("base URL '\(absoluteString)' needs a scheme and a host")
         }
@@ -26,8 +31,33 @@ extension String: BaseURLProviding {
     /// Parses this string as a URL with a scheme and a host.
     /// - Throws: ``NetworkError/invalidURL(_:)`` when it is not one.
     public func resolveBaseURL() async throws(NetworkError) -> URL {
+        try checkedAsBase()
+    }
+
+    /// This string as a URL with a scheme and a host.
+    func checkedAsBase() throws(NetworkError) -> URL {
         guard let url = URL(string: self) else { throw .invalidURL("base URL '\(self)' is not a URL") }
-        return try await url.resolveBaseURL()
+        return try url.checkedAsBase()
+    }
+}
+
+extension URLBuilder.Base {
+    /// The base of a provider that answers the same on every request, a `URL` or a `String`, taken apart
+    /// now, with the error it would fail every request with; `nil` for any other provider, asked each time.
+    static func fixed(for provider: any BaseURLProviding) -> Result<URLBuilder.Base, NetworkError>? {
+        let url: URL
+        do throws(NetworkError) {
+            if let fixed = provider as? URL {
+                url = try fixed.checkedAsBase()
+            } else if let fixed = provider as? String {
+                url = try fixed.checkedAsBase()
+            } else {
+                return nil
+            }
+            return .success(URLBuilder.Base(url))
+        } catch {
+            return .failure(error)
+        }
     }
 }
 

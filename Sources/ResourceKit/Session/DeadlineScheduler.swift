@@ -1,3 +1,9 @@
+/// What a ``DeadlineScheduler`` runs at a deadline: an object, not a closure, so scheduling allocates nothing.
+protocol DeadlineAction: AnyObject, Sendable {
+    /// The deadline has come.
+    func deadlinePassed()
+}
+
 /// Runs actions at their deadlines on a session's clock with one timer for all of them.
 ///
 /// Most requests end long before their deadline, so scheduling and cancelling must be cheap: both are a
@@ -12,7 +18,7 @@ final class DeadlineScheduler: Sendable {
     }
 
     private struct State {
-        var actions: [UInt64: @Sendable () -> Void] = [:]
+        var actions: [UInt64: any DeadlineAction] = [:]
         var heap: [Entry] = []
         var nextID: UInt64 = 0
         /// When the current timer wakes, and which timer that is.
@@ -27,7 +33,7 @@ final class DeadlineScheduler: Sendable {
     init(timeline: Timeline) { self.timeline = timeline }
 
     /// Runs `action` at `deadline` unless cancelled first; returns the token that cancels it.
-    func schedule(at deadline: Duration, _ action: @escaping @Sendable () -> Void) -> UInt64 {
+    func schedule(at deadline: Duration, _ action: any DeadlineAction) -> UInt64 {
         let (id, replaced) = state.withLock { state -> (UInt64, Task<Void, Never>?) in
             state.nextID &+= 1
             let id = state.nextID
@@ -73,8 +79,8 @@ final class DeadlineScheduler: Sendable {
 
     private func fire(_ generation: UInt64) {
         let now = timeline.now
-        let due = state.withLock { state -> [@Sendable () -> Void] in
-            var due: [@Sendable () -> Void] = []
+        let due = state.withLock { state -> [any DeadlineAction] in
+            var due: [any DeadlineAction] = []
             while let top = state.heap.first, top.deadline <= now || state.actions[top.id] == nil {
                 Self.popFirst(from: &state.heap)
                 if let action = state.actions.removeValue(forKey: top.id) { due.append(action) }
@@ -90,7 +96,7 @@ final class DeadlineScheduler: Sendable {
             }
             return due
         }
-        for action in due { action() }
+        for action in due { action.deadlinePassed() }
     }
 
     // MARK: Binary min-heap on `deadline`.

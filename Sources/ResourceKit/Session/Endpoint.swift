@@ -123,9 +123,21 @@ public struct Endpoint: Sendable {
         return copy
     }
 
+    /// Whether `path` starts with `http://` or `https://`, in any case. Compared byte by byte: every endpoint
+    /// and every request asks, and `lowercased()` allocated each time.
     static func isAbsolute(_ path: String) -> Bool {
-        let lower = path.prefix(8).lowercased()
-        return lower.hasPrefix("http://") || lower.hasPrefix("https://")
+        hasSchemePrefix(path, "http://") || hasSchemePrefix(path, "https://")
+    }
+
+    private static func hasSchemePrefix(_ path: String, _ prefix: StaticString) -> Bool {
+        let bytes = path.utf8
+        guard bytes.count >= prefix.utf8CodeUnitCount else { return false }
+        return prefix.withUTF8Buffer { expected in
+            // `expected` is lower-case ASCII: a letter matches either case, `:` and `/` only themselves.
+            zip(bytes, expected).allSatisfy { byte, lower in
+                byte == lower || (lower >= 0x61 && lower <= 0x7A && byte | 0x20 == lower)
+            }
+        }
     }
 
     private static let segmentAllowed: CharacterSet = {
@@ -134,10 +146,15 @@ public struct Endpoint: Sendable {
         return set
     }()
 
+    /// `segmentAllowed` for ASCII, looked up by byte.
+    private static let segmentAllowedASCII = ASCIITable(segmentAllowed)
+
     static func encodeSegment(_ segment: String) -> String {
         // A whole segment of "." or ".." would be a dot-segment that walks up the path.
         if segment == "." { return "%2E" }
         if segment == ".." { return "%2E%2E" }
+        // Most ids need no escape: then `addingPercentEncoding` would return the segment as it is.
+        if segmentAllowedASCII.containsAll(segment.utf8) { return segment }
         return segment.addingPercentEncoding(withAllowedCharacters: segmentAllowed) ?? ""
     }
 }
@@ -183,5 +200,20 @@ public struct RequestBody: Sendable, Equatable {
         case (.form(let a), .form(let b)): return a == b
         default: return false
         }
+    }
+}
+
+/// Which ASCII bytes a `CharacterSet` holds, read from the set itself once, so that text made of them only
+/// is recognised without a `CharacterSet` lookup per character.
+struct ASCIITable: Sendable {
+    private let allowed: [Bool]
+
+    init(_ set: CharacterSet) {
+        allowed = (0..<128).map { set.contains(Unicode.Scalar(UInt8($0))) }
+    }
+
+    /// Whether every byte is ASCII and in the set.
+    func containsAll(_ bytes: String.UTF8View) -> Bool {
+        bytes.allSatisfy { $0 < 0x80 && allowed[Int($0)] }
     }
 }

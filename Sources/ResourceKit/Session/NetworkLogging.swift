@@ -320,6 +320,9 @@ public struct LogRedaction: Sendable, Equatable {
     /// The URL as text, with user info and secret query values replaced.
     public func redact(_ url: URL?) -> String {
         guard let url else { return "" }
+        // Nothing to hide without user info or a query: the common case costs no parse.
+        let text = url.absoluteString
+        if !text.utf8.contains(UInt8(ascii: "?")), !text.utf8.contains(UInt8(ascii: "@")) { return text }
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
             return "redacted"
         }

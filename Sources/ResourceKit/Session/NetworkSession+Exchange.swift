@@ -218,9 +218,7 @@ extension NetworkSession {
                     message: "more than \(exchange.redirects.maximumHops) redirects")
             }
             hops += 1
-            if logger.minimumLevel <= .debug {
-                logger.log(.debug, .redirect(status: response.statusCode, from: url, to: redaction.redact(next.url)))
-            }
+            if logger.minimumLevel <= .debug { logRedirect(response, from: url, to: next) }
             addCredentials(to: &next, of: exchange)
             hop = next
         }
@@ -230,6 +228,10 @@ extension NetworkSession {
     private nonisolated func logRequest(_ request: URLRequest, url: String) {
         let headers = redaction.redact(HTTPHeaders(request.allHTTPHeaderFields ?? [:]))
         logger.log(.debug, .request(method: request.httpMethod ?? "GET", url: url, headers: headers))
+    }
+
+    private nonisolated func logRedirect(_ response: HTTPResponse, from url: String, to next: URLRequest) {
+        logger.log(.debug, .redirect(status: response.statusCode, from: url, to: redaction.redact(next.url)))
     }
 
     private nonisolated func logResponse(_ response: HTTPResponse, url: String, duration: Duration) {
@@ -266,14 +268,15 @@ extension NetworkSession {
         deadline: Duration?
     ) async throws(NetworkError) {
         _ = try await race(deadline) { race in
-            Self.abandonable {
-                do throws(NetworkError) {
-                    try await authentication.recover(from: credential)
-                    race.finish(.success(nil), fromTransport: true)
-                } catch {
-                    race.finish(.failure(error), fromTransport: true)
-                }
-            }
+            .task(
+                Self.abandonable {
+                    do throws(NetworkError) {
+                        try await authentication.recover(from: credential)
+                        race.finish(.success(nil), fromTransport: true)
+                    } catch {
+                        race.finish(.failure(error), fromTransport: true)
+                    }
+                })
         }.get()
     }
 
@@ -289,18 +292,19 @@ extension NetworkSession {
         let result = await race(deadline) { race in
             if let direct = transport as? any CallbackTransport {
                 // No task in between: the transport's completion resumes the caller.
-                return direct.start(request) { race.finish($0.map { $0 }, fromTransport: true) }
+                return .request(direct.start(request) { race.finish($0.map { $0 }, fromTransport: true) })
             }
-            return Self.abandonable {
-                do throws(NetworkError) {
-                    // The answer first, in a statement of its own: nothing evaluated before the suspension has
-                    // to survive it in the same expression.
-                    let response = try await transport.send(request)
-                    race.finish(.success(response), fromTransport: true)
-                } catch {
-                    race.finish(.failure(error), fromTransport: true)
-                }
-            }
+            return .task(
+                Self.abandonable {
+                    do throws(NetworkError) {
+                        // The answer first, in a statement of its own: nothing evaluated before the suspension has
+                        // to survive it in the same expression.
+                        let response = try await transport.send(request)
+                        race.finish(.success(response), fromTransport: true)
+                    } catch {
+                        race.finish(.failure(error), fromTransport: true)
+                    }
+                })
         }
         // Only a refresh finishes without a response, and it never comes through here.
         guard let response = try result.get() else { throw .invalidResponse("the transport returned nothing") }
@@ -311,18 +315,14 @@ extension NetworkSession {
     /// ends first; `start` returns what stops the work.
     private nonisolated func race(
         _ deadline: Duration?,
-        start: (DeadlineRace) -> @Sendable () -> Void
+        start: (DeadlineRace) -> DeadlineRace.Work
     ) async -> Result<DeadlineRace.Value, NetworkError> {
-        let race = DeadlineRace()
-        let scheduler = deadlines
+        let race = DeadlineRace(scheduler: deadlines)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 race.begin(continuation)
-                let stop = start(race)
-                let token = deadline.map { deadline in
-                    scheduler.schedule(at: deadline) { race.finish(.failure(.timeout), fromTransport: false) }
-                }
-                race.attach(stopTransport: stop, cancelDeadline: { token.map(scheduler.cancel) })
+                let work = start(race)
+                race.attach(work, deadline: deadline)
             }
         } onCancel: {
             race.finish(.failure(.cancelled), fromTransport: false)
@@ -330,33 +330,49 @@ extension NetworkSession {
     }
 
     /// Runs `body` in a task of its own, so that a deadline can abandon it, started at once on this thread
-    /// where the platform allows: work that finishes without suspending costs no thread hop. Returns what
-    /// cancels it.
-    private static func abandonable(_ body: @escaping @Sendable () async -> Void) -> @Sendable () -> Void {
-        let task: Task<Void, Never>
+    /// where the platform allows: work that finishes without suspending costs no thread hop.
+    private static func abandonable(_ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
         if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
-            task = Task.immediate(operation: body)
+            return Task.immediate(operation: body)
         } else {
-            task = Task(operation: body)
+            return Task(operation: body)
         }
-        return { task.cancel() }
     }
 }
 
 /// The first of the transport's answer, the deadline and the caller's cancellation wins. When the transport
 /// answered, the deadline is cancelled; otherwise the transport is stopped too.
-final class DeadlineRace: Sendable {
+///
+/// It is its own deadline's action, and holds what stops the work as a value, so that a request's race costs
+/// no closure of its own.
+final class DeadlineRace: DeadlineAction {
     /// A response, or `nil` for work that returns none (a refresh).
     typealias Value = HTTPResponse?
+
+    /// What runs the work, and stops it when the deadline or the caller ends the race first.
+    enum Work: Sendable {
+        case task(Task<Void, Never>)
+        case request(any StoppableRequest)
+
+        func stop() {
+            switch self {
+            case .task(let task): task.cancel()
+            case .request(let request): request.stop()
+            }
+        }
+    }
 
     private struct State {
         var continuation: CheckedContinuation<Result<Value, NetworkError>, Never>?
         var result: Result<Value, NetworkError>?
         var byTransport = false
-        var stopTransport: (@Sendable () -> Void)?
-        var cancelDeadline: (@Sendable () -> Void)?
+        var work: Work?
+        var deadlineToken: UInt64?
     }
     private let state = Locked(State())
+    private let scheduler: DeadlineScheduler
+
+    init(scheduler: DeadlineScheduler) { self.scheduler = scheduler }
 
     func begin(_ continuation: CheckedContinuation<Result<Value, NetworkError>, Never>) {
         let early = state.withLock { state -> Result<Value, NetworkError>? in
@@ -367,39 +383,48 @@ final class DeadlineRace: Sendable {
         if let early { continuation.resume(returning: early) }
     }
 
-    func attach(stopTransport: @escaping @Sendable () -> Void, cancelDeadline: @escaping @Sendable () -> Void) {
+    /// Schedules the deadline and records the work; when the race is over already, undoes both.
+    func attach(_ work: Work, deadline: Duration?) {
+        let token = deadline.map { scheduler.schedule(at: $0, self) }
         let finishedByTransport = state.withLock { state -> Bool? in
             if state.result != nil { return state.byTransport }
-            state.stopTransport = stopTransport
-            state.cancelDeadline = cancelDeadline
+            state.work = work
+            state.deadlineToken = token
             return nil
         }
         guard let finishedByTransport else { return }
-        cancelDeadline()
-        if !finishedByTransport { stopTransport() }
+        if let token { scheduler.cancel(token) }
+        if !finishedByTransport { work.stop() }
+    }
+
+    func deadlinePassed() {
+        finish(.failure(.timeout), fromTransport: false)
     }
 
     func finish(_ result: Result<Value, NetworkError>, fromTransport: Bool) {
-        let (continuation, stop, cancel) = state.withLock { state in
+        let (continuation, work, token) = state.withLock { state in
             guard state.result == nil else {
-                return (
-                    CheckedContinuation<Result<Value, NetworkError>, Never>?.none, (@Sendable () -> Void)?.none,
-                    (@Sendable () -> Void)?.none
-                )
+                return (CheckedContinuation<Result<Value, NetworkError>, Never>?.none, Work?.none, UInt64?.none)
             }
             state.result = result
             state.byTransport = fromTransport
             defer {
                 state.continuation = nil
-                state.stopTransport = nil
-                state.cancelDeadline = nil
+                state.work = nil
+                state.deadlineToken = nil
             }
-            return (state.continuation, fromTransport ? nil : state.stopTransport, state.cancelDeadline)
+            return (state.continuation, fromTransport ? nil : state.work, state.deadlineToken)
         }
-        cancel?()
-        stop?()
+        if let token { scheduler.cancel(token) }
+        work?.stop()
         continuation?.resume(returning: result)
     }
+}
+
+/// A request a ``CallbackTransport`` started, which can be stopped.
+protocol StoppableRequest: AnyObject, Sendable {
+    /// Stops the request; its completion then reports `.cancelled`.
+    func stop()
 }
 
 /// A transport that can start a request with a completion handler, so the session awaits it without a task
@@ -409,7 +434,7 @@ protocol CallbackTransport: HTTPTransport {
     func start(
         _ request: URLRequest,
         completion: @escaping @Sendable (Result<HTTPResponse, NetworkError>) -> Void
-    ) -> @Sendable () -> Void
+    ) -> any StoppableRequest
 }
 
 /// A session's clock with its type erased: instants are durations since the session was made.

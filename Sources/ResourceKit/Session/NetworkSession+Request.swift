@@ -33,22 +33,37 @@ extension NetworkSession {
         if Endpoint.isAbsolute(endpoint.path) {
             url = try URLBuilder.url(absolute: endpoint.path, query: endpoint.queryItems)
             if !adapters.isEmpty || authentication != nil || defaultHeadersCarryCredentials {
-                base = try await baseURLProvider.resolveBaseURL()
+                if let fixedBase {
+                    base = try fixedBase.get().url
+                } else {
+                    base = try await baseURLProvider.resolveBaseURL()
+                }
             }
+        } else if let fixedBase {
+            // A `URL` or `String` provider answers the same every time: parsed once, when the session was made.
+            let parts = try fixedBase.get()
+            base = parts.url
+            url = try URLBuilder.url(base: parts, path: endpoint.path, query: endpoint.queryItems)
         } else {
             let resolved = try await baseURLProvider.resolveBaseURL()
             base = resolved
             url = try URLBuilder.url(base: resolved, path: endpoint.path, query: endpoint.queryItems)
         }
         var request = URLRequest(url: url)
-        request.httpMethod = endpoint.method.rawValue
+        // `GET` is what a new request has; setting it again costs a normalization of the method on Linux.
+        if endpoint.method != .get { request.httpMethod = endpoint.method.rawValue }
         // The session enforces the deadline; the transport's own timer must not end the request first
         // (Linux truncates it to whole seconds, so 0.8 would mean at once): whole seconds, rounded up.
         if let limit = NetworkSession.deadline(endpoint.timeLimit) {
             request.timeoutInterval = limit.seconds.rounded(.up)
         }
 
-        var headers: HTTPHeaders = ["Accept": "application/json", "User-Agent": NetworkSession.defaultUserAgent]
+        if endpoint.body == nil, endpoint.headers.count == 0, let fixedHeaders {
+            // The headers are the defaults alone, merged and checked when the session was made.
+            request.allHTTPHeaderFields = try fixedHeaders.get()
+            return (request, base)
+        }
+        var headers = NetworkSession.libraryHeaders
         if defaultHeadersCarryCredentials, !credentialScope.contains(url, base: base) {
             // A credential among the session's default headers stays on the origins it is meant for too.
             var defaults = defaultHeaders
@@ -72,6 +87,32 @@ extension NetworkSession {
         }
         request.allHTTPHeaderFields = fields
         return (request, base)
+    }
+
+    /// The headers every request starts from, before the session's defaults.
+    static var libraryHeaders: HTTPHeaders {
+        ["Accept": "application/json", "User-Agent": NetworkSession.defaultUserAgent]
+    }
+
+    /// The header fields of a request that adds none to the defaults (no endpoint header, no body), merged
+    /// and checked once; `nil` when the defaults carry a credential, whose presence depends on the URL.
+    static func fixedHeaderFields(
+        defaults: HTTPHeaders,
+        carryCredentials: Bool
+    ) -> Result<[String: String], NetworkError>? {
+        guard !carryCredentials else { return nil }
+        let headers = libraryHeaders.merging(defaults)
+        var fields: [String: String] = [:]
+        fields.reserveCapacity(headers.count)
+        for field in headers {
+            do throws(NetworkError) {
+                try HeaderValidation.check(name: field.name, value: field.value)
+            } catch {
+                return .failure(error)
+            }
+            fields[field.name] = field.value
+        }
+        return .success(fields)
     }
 
     private nonisolated func encode(_ body: RequestBody) throws(NetworkError) -> (Data, String) {
@@ -106,6 +147,8 @@ enum URLBuilder {
         return set
     }()
 
+    private static let pathAllowedASCII = ASCIITable(pathAllowed)
+
     static func url(base: URL, path: String, query: [URLQueryItem]) throws(NetworkError) -> URL {
         guard var components = URLComponents(url: base, resolvingAgainstBaseURL: true) else {
             throw .invalidURL("base URL '\(base.absoluteString)' cannot be parsed")
@@ -114,12 +157,64 @@ enum URLBuilder {
         let relative = sanitizePath(path)
         // Exactly one slash at the join, however many either side has (`/api//` + `//posts` is `/api/posts`).
         // Slashes inside the base path or the endpoint's path are kept as they are.
-        let trimmedBase = String(basePath.reversed().drop { $0 == "/" }.reversed())
+        let trimmedBase = trimmingTrailingSlashes(basePath)
         let trimmedRelative = String(relative.drop { $0 == "/" })
         if !trimmedRelative.isEmpty {
             components.percentEncodedPath = trimmedBase + "/" + trimmedRelative
         }
         return try finish(components, query: query, description: path)
+    }
+
+    /// A base URL taken apart once: what ``url(base:path:query:)`` works out from it on every request.
+    struct Base: Sendable {
+        var url: URL
+        /// `nil` when `URLComponents` cannot parse `url`: every relative request fails then.
+        var components: URLComponents?
+        /// The percent-encoded path without its trailing slashes.
+        var trimmedPath = ""
+        /// Everything before the path (`scheme://authority`) when the URL has no query and no fragment, so a
+        /// request's URL is this, its path and its query as text, parsed once.
+        var prefix: String?
+
+        init(_ url: URL) {
+            self.url = url
+            components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+            guard let components else { return }
+            trimmedPath = URLBuilder.trimmingTrailingSlashes(components.percentEncodedPath)
+            if components.percentEncodedQuery == nil, components.percentEncodedFragment == nil {
+                var bare = components
+                bare.percentEncodedPath = ""
+                prefix = bare.string
+            }
+        }
+    }
+
+    /// The URL of `path` and `query` on a base taken apart beforehand; the same URL as
+    /// ``url(base:path:query:)`` on `base.url` gives.
+    static func url(base: Base, path: String, query: [URLQueryItem]) throws(NetworkError) -> URL {
+        guard let baseComponents = base.components else {
+            throw .invalidURL("base URL '\(base.url.absoluteString)' cannot be parsed")
+        }
+        let relative = String(sanitizePath(path).drop { $0 == "/" })
+        guard let prefix = base.prefix else {
+            var components = baseComponents
+            if !relative.isEmpty { components.percentEncodedPath = base.trimmedPath + "/" + relative }
+            return try finish(components, query: query, description: path)
+        }
+        var text = prefix
+        text += relative.isEmpty ? baseComponents.percentEncodedPath : base.trimmedPath + "/" + relative
+        if !query.isEmpty {
+            text += "?"
+            text += encodedQuery(query)
+        }
+        guard let url = URL(string: text) else { throw .invalidURL("'\(path)' does not form a URL") }
+        return url
+    }
+
+    static func trimmingTrailingSlashes(_ path: String) -> String {
+        var end = path.endIndex
+        while end > path.startIndex, path[path.index(before: end)] == "/" { end = path.index(before: end) }
+        return String(path[..<end])
     }
 
     static func url(absolute: String, query: [URLQueryItem]) throws(NetworkError) -> URL {
@@ -136,9 +231,7 @@ enum URLBuilder {
     ) throws(NetworkError) -> URL {
         var components = components
         if !query.isEmpty {
-            let encoded = query.map { item in
-                encodeQueryComponent(item.name) + (item.value.map { "=" + encodeQueryComponent($0) } ?? "")
-            }.joined(separator: "&")
+            let encoded = encodedQuery(query)
             if let existing = components.percentEncodedQuery, !existing.isEmpty {
                 components.percentEncodedQuery = existing + "&" + encoded
             } else {
@@ -149,8 +242,18 @@ enum URLBuilder {
         return url
     }
 
+    static func encodedQuery(_ query: [URLQueryItem]) -> String {
+        query.map { item in
+            encodeQueryComponent(item.name) + (item.value.map { "=" + encodeQueryComponent($0) } ?? "")
+        }.joined(separator: "&")
+    }
+
+    private static let queryAllowedASCII = ASCIITable(queryAllowed)
+
     static func encodeQueryComponent(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: queryAllowed) ?? ""
+        // Most names and values need no escape: then `addingPercentEncoding` would return them as they are.
+        if queryAllowedASCII.containsAll(text.utf8) { return text }
+        return text.addingPercentEncoding(withAllowedCharacters: queryAllowed) ?? ""
     }
 
     static func encodeFormComponent(_ text: String) -> String {
@@ -160,6 +263,8 @@ enum URLBuilder {
     /// Keeps valid `%XX` escapes and `/`, and percent-encodes every other character not allowed in a path,
     /// so the result is always a valid percent-encoded path.
     static func sanitizePath(_ path: String) -> String {
+        // Most paths are plain ASCII that needs no escape (no `%` either): they come back as they are.
+        if pathAllowedASCII.containsAll(path.utf8) { return path }
         var result = ""
         result.reserveCapacity(path.utf8.count)
         let scalars = Array(path.unicodeScalars)

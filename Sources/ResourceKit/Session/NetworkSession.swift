@@ -60,6 +60,10 @@ public actor NetworkSession {
     public nonisolated var activity: NetworkActivity { inFlight.activity }
     /// Whether ``defaultHeaders`` hold `Authorization`, `Proxy-Authorization` or `Cookie`.
     let defaultHeadersCarryCredentials: Bool
+    /// The base URL taken apart once, when the provider is a `URL` or a `String` (see `URLBuilder.Base`).
+    let fixedBase: Result<URLBuilder.Base, NetworkError>?
+    /// The header fields of a request that adds none to the defaults, merged and checked once.
+    let fixedHeaders: Result<[String: String], NetworkError>?
 
     /// Creates a session.
     /// - Parameters:
@@ -124,6 +128,9 @@ public actor NetworkSession {
         self.deadlines = DeadlineScheduler(timeline: timeline)
         self.inFlight = InFlightRequests(activity: NetworkActivity(debounce: activityDebounce, timeline: timeline))
         self.defaultHeadersCarryCredentials = Redirect.credentialHeaders.contains { defaultHeaders[$0] != nil }
+        self.fixedBase = URLBuilder.Base.fixed(for: baseURL)
+        self.fixedHeaders = Self.fixedHeaderFields(
+            defaults: defaultHeaders, carryCredentials: defaultHeadersCarryCredentials)
         self.redaction = redaction
         self.authentication = authenticator.map { Self.flight(for: $0) }
     }

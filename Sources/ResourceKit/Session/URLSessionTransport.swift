@@ -197,10 +197,10 @@ extension URLSessionTransport: CallbackTransport {
     func start(
         _ request: URLRequest,
         completion: @escaping @Sendable (Result<HTTPResponse, NetworkError>) -> Void
-    ) -> @Sendable () -> Void {
+    ) -> any StoppableRequest {
         let handle = TaskHandle()
         start(request, handle: handle, completion: completion)
-        return { handle.cancel() }
+        return handle
     }
 
     /// Starts a data task held by `handle`, which may have been cancelled already.
@@ -217,23 +217,55 @@ extension URLSessionTransport: CallbackTransport {
         // An adapter may have set any `timeoutInterval`; Linux's `URLSession` traps on the ones it cannot convert.
         let timeout = Self.inactivityTimeout(request.timeoutInterval)
         if timeout != request.timeoutInterval { request.timeoutInterval = timeout }
-        let delegate = TaskDelegate()
         let task = session.dataTask(with: request) { data, response, error in
+            let (challenged, cancelled) = handle.finish()
             completion(
                 Self.result(
-                    data: data, response: response, error: error, challenged: delegate.challengeResponse,
-                    cancelled: handle.isCancelled))
+                    data: data, response: response, error: error, challenged: challenged, cancelled: cancelled))
         }
-        task.delegate = delegate
+        // The handle is the task's delegate too: one object (and one lock) per request instead of two.
+        task.delegate = handle
         handle.start(task)
     }
 }
 
-/// Returns redirects and authentication challenges to the transport instead of acting on them.
-private final class TaskDelegate: NSObject, URLSessionTaskDelegate, Sendable {
-    private let challenged = Locked<HTTPURLResponse?>(nil)
+/// Holds a data task so a cancellation that arrives before or after it starts reaches it, and, as the task's
+/// delegate, returns redirects and authentication challenges to the transport instead of acting on them.
+private final class TaskHandle: NSObject, URLSessionTaskDelegate, StoppableRequest {
+    private struct State {
+        var task: URLSessionDataTask?
+        var isCancelled = false
+        var challenged: HTTPURLResponse?
+    }
+    private let state = Locked(State())
 
-    var challengeResponse: HTTPURLResponse? { challenged.withLock { $0 } }
+    func start(_ task: URLSessionDataTask) {
+        let cancelled = state.withLock { state in
+            state.task = task
+            return state.isCancelled
+        }
+        if cancelled { task.cancel() }
+        task.resume()
+    }
+
+    /// The task has completed: returns the challenge response it got, if any, and whether the request was
+    /// cancelled, and lets go of the task, which holds this handle as its delegate.
+    func finish() -> (challenged: HTTPURLResponse?, cancelled: Bool) {
+        state.withLock { state in
+            state.task = nil
+            return (state.challenged, state.isCancelled)
+        }
+    }
+
+    func cancel() {
+        let task = state.withLock { state in
+            state.isCancelled = true
+            return state.task
+        }
+        task?.cancel()
+    }
+
+    func stop() { cancel() }
 
     func urlSession(
         _ session: URLSession,
@@ -255,35 +287,7 @@ private final class TaskDelegate: NSObject, URLSessionTaskDelegate, Sendable {
             completionHandler(.performDefaultHandling, nil)
             return
         }
-        challenged.withLock { $0 = response }
+        state.withLock { $0.challenged = response }
         completionHandler(.rejectProtectionSpace, nil)
-    }
-}
-
-/// Holds a data task so a cancellation that arrives before or after it starts reaches it.
-private final class TaskHandle: Sendable {
-    private struct State {
-        var task: URLSessionDataTask?
-        var isCancelled = false
-    }
-    private let state = Locked(State())
-
-    func start(_ task: URLSessionDataTask) {
-        let cancelled = state.withLock { state in
-            state.task = task
-            return state.isCancelled
-        }
-        if cancelled { task.cancel() }
-        task.resume()
-    }
-
-    var isCancelled: Bool { state.withLock { $0.isCancelled } }
-
-    func cancel() {
-        let task = state.withLock { state in
-            state.isCancelled = true
-            return state.task
-        }
-        task?.cancel()
     }
 }

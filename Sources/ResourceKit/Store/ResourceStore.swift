@@ -88,7 +88,7 @@ public final class ResourceStore: Sendable {
         if session.feed.isActive {
             var event = DiagnosticEvent(.storeNews)
             event.object = label()
-            event.itemType = "\(V.self)"
+            event.itemType = TypeNames.name(of: V.self)
             event.itemCount = news.count
             event.receivers = resourceBatches.count + lists.count
             session.feed.emit(event)

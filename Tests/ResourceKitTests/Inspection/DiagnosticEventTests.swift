@@ -29,7 +29,7 @@ func line(_ event: DiagnosticEvent) -> String {
 
 /// Every event a stream holds up to a marker request (`GET …/marker`) sent after the operation under test:
 /// events are emitted, in order, before an operation returns, so the marker's first event closes the set.
-func eventsUntilMarker(_ stream: AsyncStream<DiagnosticEvent>, session: NetworkSession) async -> [String] {
+func eventsUntilMarker(_ stream: DiagnosticEvents, session: NetworkSession) async -> [String] {
     // Any answer will do, or none: its `requestStarted` is emitted before the transport is called.
     try? await session.send(Endpoint(.get, "marker", timeLimit: .milliseconds(1)))
     var result: [String] = []
@@ -203,5 +203,48 @@ func eventsUntilMarker(_ stream: AsyncStream<DiagnosticEvent>, session: NetworkS
         _ = try await resource.read("1")
         let events = session.diagnostics()
         #expect(await eventsUntilMarker(events, session: session).isEmpty)
+    }
+
+    @Test func cancellingTheConsumerEndsTheSequence() async throws {
+        let session = makeSession(ScriptedTransport([.status(200, json: json(post))]))
+        let events = session.diagnostics()
+        let started = AsyncLatch()
+        let consumer = Task {
+            var count = 0
+            started.open()
+            for await _ in events { count += 1 }
+            return count
+        }
+        try await started.wait()
+        consumer.cancel()
+        #expect(await consumer.value == 0)
+    }
+
+    @Test func aBurstReachesAWaitingConsumerWhole() async throws {
+        let session = makeSession(ScriptedTransport([.status(200, json: json(post))]))
+        let resource = Resource<RemotePost>(session: session)
+        let events = session.diagnostics(bufferingNewest: 1_000)
+        let consumer = Task {
+            var finished = 0
+            for await event in events where event.kind == .operationFinished {
+                finished += 1
+                if finished == 50 { break }
+            }
+            return finished
+        }
+        for _ in 0..<50 { _ = try await resource.read("1") }
+        #expect(await consumer.value == 50)
+    }
+
+    @Test func aSlowConsumerKeepsTheNewestEvents() async throws {
+        let session = makeSession(ScriptedTransport([.status(200, json: json(post))]))
+        let resource = Resource<RemotePost>(session: session)
+        let events = session.diagnostics(bufferingNewest: 5)
+        for _ in 0..<3 { _ = try await resource.read("1") }
+        // Each read emits 5 events; only the last read's remain.
+        var iterator = events.makeAsyncIterator()
+        var kept: [String] = []
+        for _ in 0..<5 { if let event = await iterator.next() { kept.append(event.kind.name) } }
+        #expect(kept == ["stateChanged", "requestStarted", "requestFinished", "stateChanged", "operationFinished"])
     }
 }
