@@ -2,6 +2,7 @@ import BenchmarkFixtures
 import Foundation
 import ResourceKit
 import ResourceKitTesting
+import Synchronization
 
 /// The costs the operation core promises to keep low: delivering one change to many observers without
 /// blocking `state`, and paginating with observers attached.
@@ -13,6 +14,17 @@ extension InProcessWorkloads {
         let body = try JSONEncoder().encode(Row(id: 1, n: 2))
         var total: [Double] = []
         var longestRead: [Double] = []
+        var parkedRead: [Double] = []
+        var parkedReceived: [Double] = []
+        for round in 0..<(rounds + warmup) {
+            // Every consumer waits before the change: each must be woken. The read's time, and the time until every
+            // consumer has the new state.
+            let (read, received) = try await deliveryToWaitingConsumers(observers: observers, body: body)
+            if round >= warmup {
+                parkedRead.append(read * 1000)
+                parkedReceived.append(received * 1000)
+            }
+        }
         for round in 0..<(rounds + warmup) {
             let stub = StubTransport()
             stub.stub(.get, "/row", body: body)
@@ -46,7 +58,43 @@ extension InProcessWorkloads {
         let workload = "one change to \(observers) observers"
         report.add(Measurement(workload: workload, variant: "read incl. delivery", unit: "ms", samples: total))
         report.add(Measurement(workload: workload, variant: "longest state read", unit: "µs", samples: longestRead))
+        report.add(Measurement(workload: workload, variant: "read, all waiting", unit: "ms", samples: parkedRead))
+        report.add(
+            Measurement(workload: workload, variant: "until all have it", unit: "ms", samples: parkedReceived))
         return report
+    }
+
+    /// One read of a resource whose `observers` consumers all wait for a change: how long the read takes, and how
+    /// long until every consumer has read the new value.
+    private func deliveryToWaitingConsumers(observers: Int, body: Data) async throws -> (Double, Double) {
+        let stub = StubTransport()
+        stub.stub(.get, "/row", body: body)
+        let resource = Resource<RemoteRow>(
+            session: NetworkSession(baseURL: "http://bench.local", transport: stub), state: .available(Row(id: 1, n: 1))
+        )
+        let target = ResourceState<Row>.available(Row(id: 1, n: 2))
+        let started = Tally()
+        let streams = (0..<observers).map { _ in resource.states }
+        let consumers = streams.map { stream in
+            Task {
+                for await state in stream {
+                    if state == target { return }
+                    started.add()
+                }
+            }
+        }
+        // Each consumer has read the first state; a moment more, and each waits for the next.
+        while started.value < observers { try await Task.sleep(for: .milliseconds(1)) }
+        try await Task.sleep(for: .milliseconds(50))
+        let start = ContinuousClock.now
+        try await resource.read()
+        let read = ContinuousClock.now - start
+        for consumer in consumers { await consumer.value }
+        let received = ContinuousClock.now - start
+        func seconds(_ duration: Duration) -> Double {
+            Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        }
+        return (seconds(read), seconds(received))
     }
 
     /// Pagination with an observer attached: a consumer that reads every change, or a `.latest` stream that
@@ -92,4 +140,11 @@ extension InProcessWorkloads {
         }
         return report
     }
+}
+
+/// A count shared by a workload's tasks.
+final class Tally: Sendable {
+    private let storage = Atomic<Int>(0)
+    var value: Int { storage.load(ordering: .acquiring) }
+    func add() { storage.add(1, ordering: .acquiringAndReleasing) }
 }

@@ -107,6 +107,18 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
     package var machineDescription: String { describedMachine }
 }
 
+extension ListResource {
+    /// News of items from another holder in the store, as `[ItemNews<Item, Item.ID>]`.
+    ///
+    /// `@inlinable`, and called through a closure the store's inlinable `list(_:request:)` makes in the client's
+    /// module, so that one update reaching many lists runs specialized code for the client's item type.
+    @inlinable func receive(storeNews news: any Sendable) {
+        guard let news = news as? [ItemNews<Item, Item.ID>] else { return }
+        let request = request
+        run(transition { $0.receive(news) { Remote.placement(ofCreated: $0, in: request) } })
+    }
+}
+
 extension ListResource: MachineHost {
     @usableFromInline func forward(_ news: [ItemNews<Item, Item.ID>]) {
         link?.publish(self, news)

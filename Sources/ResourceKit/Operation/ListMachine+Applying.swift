@@ -5,7 +5,7 @@ extension ListMachine {
     ) {
         state = ListState()
         settled.content = .idle
-        index = [:]
+        index = ItemIndex()
         if isShared { itemRanks = [:] }
         var items: [Item] = []
         items.reserveCapacity(page.items.count)
@@ -13,9 +13,9 @@ extension ListMachine {
         // Items created after this page was sent are kept, in the order they were created: the page is older
         // than they are.
         for (id, entry) in changes.sorted(by: { $0.value.rank < $1.value.rank }) where entry.rank > sentAt {
-            if case .inserted(let item) = entry.change, index[id] == nil {
-                index[id] = items.count
+            if case .inserted(let item) = entry.change, index.position(of: id, in: items) == nil {
                 items.append(item)
+                index.insert(id, at: items.count - 1, in: items)
             }
         }
         epoch &+= 1
@@ -80,7 +80,7 @@ extension ListMachine {
             case .removed: news.append(.fact(id, .removed, rank: rank))
             }
         }
-        let position = index[id]
+        let position = self.position(of: id)
         if position == nil, case .inserted = change {} else if position == nil { return false }
         // Take the items out so the array is uniquely held and changes in place.
         state = ListState()
@@ -88,8 +88,8 @@ extension ListMachine {
         settled.content = .idle
         switch (change, position) {
         case (.inserted(let item), nil):
-            index[id] = items.count
             items.append(item)
+            index.insert(id, at: items.count - 1, in: items)
         case (.inserted(let item), let position?), (.replaced(let item), let position?):
             items[position] = item
         case (.removed, let position?):
@@ -104,10 +104,11 @@ extension ListMachine {
     /// Merges a page: an item already listed is replaced in place (it moved between pages); a completed
     /// mutation newer than the page wins over the page's copy.
     mutating func merge(_ newItems: [Item], into items: inout [Item], sentAt: UInt64) {
-        // Grown once per page instead of step by step as the page fills (7 rehashes for 50 items); at least
-        // doubling, so a list of many pages still grows geometrically.
+        // Grown once per page instead of step by step as the page fills; by half, so a list of many pages still
+        // grows geometrically, with a quarter of spare room on average instead of a half.
         let needed = items.count + newItems.count
-        if index.capacity < needed { index.reserveCapacity(max(needed, index.capacity * 2)) }
+        index.reserve(needed, in: items)
+        if items.capacity < needed { items.reserveCapacity(max(needed, items.capacity + items.capacity / 2)) }
         for var item in newItems {
             if isShared { tellPageItem(item, sentAt: sentAt) }
             if let entry = changes[item.id], entry.rank > sentAt {
@@ -116,19 +117,19 @@ extension ListMachine {
                 case .inserted(let newer), .replaced(let newer): item = newer
                 }
             }
-            if let position = index[item.id] {
+            if let position = index.position(of: item.id, in: items) {
                 items[position] = item
             } else {
-                index[item.id] = items.count
                 items.append(item)
+                index.insert(item.id, at: items.count - 1, in: items)
             }
         }
     }
 
     /// Changes matter only to pages sent before them; with no such page in flight they are forgotten.
-    mutating func forgetSettledChanges() {
+    @inlinable mutating func forgetSettledChanges() {
         guard !changes.isEmpty else { return }
-        let oldest = book.operations.values.lazy.filter { !$0.isSerial && !$0.isAbandoned }.map(\.sentAt).min()
+        let oldest = book.operations.values.lazy.filter { !$0.isSerial && !$0.isAbandoned }.map { $0.sentAt }.min()
         guard let oldest else {
             changes.removeAll()
             return

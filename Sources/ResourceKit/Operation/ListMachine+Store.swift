@@ -18,7 +18,7 @@ extension ListMachine {
     /// News from other holders in the store. A fact lands on an item the list shows when it is newer than
     /// what the list shows, and is kept for pages in flight sent before it; a created item is placed where
     /// `placement` says.
-    mutating func receive(_ incoming: News, placement: (Item) -> ListPlacement) -> Effects {
+    @inlinable mutating func receive(_ incoming: News, placement: (Item) -> ListPlacement) -> Effects {
         var changed = false
         let pagesInFlight = book.operations.values.contains { !$0.isSerial && !$0.isAbandoned }
         for item in incoming {
@@ -32,7 +32,7 @@ extension ListMachine {
                 // A change whose end reached us first, or will never reach us, is not shown.
                 guard let token = item.token, !token.hasEnded else { continue }
                 layers[item.id, default: []].append((token, item.fact))
-                changed = changed || index[item.id] != nil
+                changed = changed || position(of: item.id) != nil
             case .unlayer:
                 guard let token = item.token else { continue }
                 changed = endLayer((token, item.id), telling: false) || changed
@@ -43,18 +43,18 @@ extension ListMachine {
         return .none
     }
 
-    private mutating func receive(
+    @inlinable mutating func receive(
         _ value: Item?, of id: Item.ID, rank: UInt64, created: Bool, pagesInFlight: Bool,
         placement: (Item) -> ListPlacement
     ) -> Bool {
         // A page in flight that was sent before this change must not undo it.
         if pagesInFlight, (changes[id]?.rank ?? 0) < rank {
             switch value {
-            case let item?: changes[id] = (rank, created && index[id] == nil ? .inserted(item) : .replaced(item))
+            case let item?: changes[id] = (rank, created && position(of: id) == nil ? .inserted(item) : .replaced(item))
             case nil: changes[id] = (rank, .removed)
             }
         }
-        if let position = index[id] {
+        if let position = position(of: id) {
             guard rank > itemRanks[id] ?? 0 else { return false }
             itemRanks[id] = rank
             guard let item = value else {
@@ -83,7 +83,7 @@ extension ListMachine {
     }
 
     /// Changes the settled items in place, keeping the content's case (a failed page keeps its error).
-    mutating func changeSettledItems(_ change: (inout [Item]) -> Void) {
+    @inlinable mutating func changeSettledItems(_ change: (inout [Item]) -> Void) {
         // Drop the other references first, so the array is uniquely held and changes without a copy.
         state = ListState()
         switch settled.content {
@@ -102,7 +102,7 @@ extension ListMachine {
 
     /// Ends an optimistic change; returns whether observers see a difference. A change under a newer one
     /// was never shown: removing it shows nothing new.
-    mutating func endLayer(_ layer: (token: LayerToken, id: Item.ID)?, telling: Bool) -> Bool {
+    @inlinable mutating func endLayer(_ layer: (token: LayerToken, id: Item.ID)?, telling: Bool) -> Bool {
         // The change's own machine marks it ended in the transition that ends it (see ``LayerToken``).
         if telling { layer?.token.end() }
         guard let layer, var stack = layers[layer.id],
@@ -112,15 +112,15 @@ extension ListMachine {
         let wasShown = position == stack.count
         layers[layer.id] = stack.isEmpty ? nil : stack
         if telling, isShared { news.append(.unlayer(layer.id, token: layer.token)) }
-        return wasShown && index[layer.id] != nil
+        return wasShown && self.position(of: layer.id) != nil
     }
 
     /// The items with the newest optimistic change of each shown over it.
-    func overlaid(_ items: [Item]) -> [Item] {
+    @inlinable func overlaid(_ items: [Item]) -> [Item] {
         var result = items
         var removed: Set<Item.ID> = []
         for (id, stack) in layers {
-            guard let top = stack.last, let position = index[id], position < result.count else { continue }
+            guard let top = stack.last, let position = index.position(of: id, in: items) else { continue }
             switch top.fact {
             case .value(let item): result[position] = item
             case .removed: removed.insert(id)
@@ -132,7 +132,7 @@ extension ListMachine {
 
     /// The item `id` as the list's settled items hold it, and its rank.
     func known(_ id: Item.ID) -> (item: Item, rank: UInt64)? {
-        guard let position = index[id], let items = settled.content.value, position < items.count else { return nil }
+        guard let items = settled.content.value, let position = index.position(of: id, in: items) else { return nil }
         return (items[position], itemRanks[id] ?? 0)
     }
 

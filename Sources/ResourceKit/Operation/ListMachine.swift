@@ -1,3 +1,8 @@
+// The store's news path (`receive(_:placement:)` in ListMachine+Store.swift and what it reaches) is `@inlinable`
+// over `@usableFromInline` members, so that a client specializes it for its own item types: unspecialized, one
+// update reaching a list spent most of its ~3 µs in generic metadata lookups. That makes these members part of
+// the module's API surface, and a change to them a change clients compile against.
+
 /// What an operation did to a list.
 @usableFromInline enum ListOutcome<Item: Identifiable & Sendable, PageKey: Sendable>: Sendable where Item.ID: Sendable {
     case page(FetchedPage<Item, PageKey>)
@@ -27,7 +32,7 @@ where Item.ID: Sendable {
     @usableFromInline typealias Outcome = ListOutcome<Item, PageKey>
     @usableFromInline typealias Context = ListWork<PageKey>
 
-    enum Kind {
+    @usableFromInline enum Kind {
         case first(PageKey)
         case next(PageKey, epoch: UInt64)
         /// A create, update or delete; `layer` names its optimistic change and the item it shows over.
@@ -37,7 +42,7 @@ where Item.ID: Sendable {
     typealias Operation = OperationBook<Outcome, Context, Kind>.Operation
 
     /// A completed mutation that an older page must not undo.
-    enum Change {
+    @usableFromInline enum Change {
         case inserted(Item)
         case replaced(Item)
         case removed
@@ -46,28 +51,28 @@ where Item.ID: Sendable {
     // `@usableFromInline` (not inlinable): they meet requirements of `OperationMachine`, whose callers in
     // MachineHost.swift are inlinable for `Resource`'s read path; part of the module's API surface.
     @usableFromInline var state: ListState<Item>
-    @usableFromInline private(set) var version: UInt64 = 0
+    @usableFromInline var version: UInt64 = 0
     /// The list without anything in flight: content never `loading`, no next page loading.
-    var settled: ListState<Item>
-    var settledRank: UInt64 = 0
-    private var shown: (first: Bool, next: Bool) = (false, false)
+    @usableFromInline var settled: ListState<Item>
+    @usableFromInline var settledRank: UInt64 = 0
+    @usableFromInline var shown: (first: Bool, next: Bool) = (false, false)
     /// Changes whenever a first page replaces the list.
     var epoch: UInt64 = 0
     var nextKey: PageKey?
     /// The keys loaded into this list, to stop a pagination cycle.
     var loadedKeys: [PageKey] = []
-    var index: [Item.ID: Int] = [:]
-    var changes: [Item.ID: (rank: UInt64, change: Change)] = [:]
-    var book = OperationBook<Outcome, Context, Kind>()
+    @usableFromInline var index = ItemIndex<Item.ID>()
+    @usableFromInline var changes: [Item.ID: (rank: UInt64, change: Change)] = [:]
+    @usableFromInline var book = OperationBook<Outcome, Context, Kind>()
     private var joinableFirst: OperationID?
-    var nextPage: OperationID?
+    @usableFromInline var nextPage: OperationID?
     /// Whether the list is in a store: it then tells the store what it learns, and ranks each item.
-    let isShared: Bool
+    @usableFromInline let isShared: Bool
     /// The rank of what the list shows for each item, in a store: news older than it is ignored.
-    var itemRanks: [Item.ID: UInt64] = [:]
+    @usableFromInline var itemRanks: [Item.ID: UInt64] = [:]
     /// Optimistic changes shown over items, oldest first per item.
-    var layers: [Item.ID: [(token: LayerToken, fact: ItemFact<Item>)]] = [:]
-    var news: [ItemNews<Item, Item.ID>] = []
+    @usableFromInline var layers: [Item.ID: [(token: LayerToken, fact: ItemFact<Item>)]] = [:]
+    @usableFromInline var news: [ItemNews<Item, Item.ID>] = []
 
     init(state: ListState<Item>, firstPageKey: PageKey, isShared: Bool = false) {
         self.isShared = isShared
@@ -139,7 +144,7 @@ where Item.ID: Sendable {
             if isShared { news.append(.layer(optimistic.id, token: token, optimistic.fact)) }
         }
         book.enqueueSerial(.mutation(layer: layer), call, waiter, context: .mutation, work: work, into: &effects)
-        if let layer, index[layer.id] != nil { publish(settledChanged: true) }
+        if let layer, position(of: layer.id) != nil { publish(settledChanged: true) }
         return effects
     }
 
@@ -236,15 +241,22 @@ where Item.ID: Sendable {
         if nextPage == id { nextPage = nil }
     }
 
-    mutating func rebuildIndex() {
-        index = [:]
-        for (position, item) in (settled.content.value ?? []).enumerated() where index[item.id] == nil {
-            index[item.id] = position
+    @inlinable mutating func rebuildIndex() {
+        index = ItemIndex()
+        let items = settled.content.value ?? []
+        index.reserve(items.count, in: items)
+        for (position, item) in items.enumerated() where index.position(of: item.id, in: items) == nil {
+            index.insert(item.id, at: position, in: items)
         }
     }
 
+    /// Where the settled items hold `id`.
+    @inlinable func position(of id: Item.ID) -> Int? {
+        index.position(of: id, in: settled.content.value ?? [])
+    }
+
     /// Recomputes what observers see from the settled list and what is in flight.
-    mutating func publish(settledChanged: Bool) {
+    @inlinable mutating func publish(settledChanged: Bool) {
         var firstRank: UInt64 = 0
         for operation in book.operations.values {
             if case .first = operation.kind { firstRank = max(firstRank, operation.callers.rank) }
@@ -258,7 +270,7 @@ where Item.ID: Sendable {
     }
 
     /// What observers see: the settled list, what is in flight, and the optimistic changes over it.
-    func display() -> ListState<Item> {
+    @inlinable func display() -> ListState<Item> {
         let (first, next) = shown
         var display = settled
         if next {

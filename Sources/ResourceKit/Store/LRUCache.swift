@@ -42,6 +42,9 @@ struct LRUCache<Key: Hashable, Value> {
         return result
     }
 
+    /// Whether `key` has an entry.
+    func contains(_ key: Key) -> Bool { positions[key] != nil }
+
     /// The value for `key`, without changing the order.
     func peek(_ key: Key) -> Value? {
         positions[key].flatMap { slots[$0]?.value }

@@ -15,6 +15,8 @@
 /// How a store's list reaches its store.
 struct ListLink<Remote: Listable>: Sendable {
     let publish: @Sendable (ListResource<Remote>, [ItemNews<Remote.Item, Remote.Item.ID>]) -> Void
+    /// Hands the list news from other holders; made in the client's module (see `list(_:request:)`).
+    let hear: @Sendable (ListResource<Remote>, any Sendable) -> Void
     let release: @Sendable (ObjectIdentifier) -> Void
 }
 
@@ -28,7 +30,23 @@ extension ResourceStore {
     ///   - type: The remote type; its read request is the item's id.
     ///   - id: The item's id.
     /// - Returns: The resource.
+    // `@inlinable`: the check that a resource's news is of its own item runs on every read, and is made here, in
+    // the client's module, so that it runs specialized (unspecialized, it was half of what a read in a store
+    // cost on top of a bare read).
+    @inlinable
     public func resource<Remote: Readable>(_ type: Remote.Type, id: Remote.Value.ID) -> Resource<Remote>
+    where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID {
+        resource(type, id: id) { news in
+            for position in news.indices where news[position].kind == .fact {
+                if let other = news[position].value?.id, other != id { return false }
+            }
+            return true
+        }
+    }
+
+    @usableFromInline func resource<Remote: Readable>(
+        _ type: Remote.Type, id: Remote.Value.ID, isOwnItem: @escaping @Sendable ([ResourceNews<Remote.Value>]) -> Bool
+    ) -> Resource<Remote>
     where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID {
         let key = StoreKey(type: ObjectIdentifier(Remote.self), id: AnyHashable(id))
         let item = StoreKey(type: ObjectIdentifier(Remote.Value.self), id: AnyHashable(id))
@@ -36,9 +54,9 @@ extension ResourceStore {
         let link = ResourceLink<Remote>(
             readKey: readKey,
             publish: { resource, news in
-                // A value is news of its own id: an update that answered another item is that item's news.
-                let items = news.map { news in news.with(id: news.kind == .fact ? news.value?.id ?? id : id) }
-                self.publish(items, from: ObjectIdentifier(resource)) { resource.diagnosticLabel }
+                self.publish(
+                    news, of: item, id: id, from: ObjectIdentifier(resource), isOwnItem: isOwnItem,
+                    label: { resource.diagnosticLabel })
             },
             refetch: { resource in _ = try? await resource.read(id) },
             release: { identifier, snapshot in
@@ -85,25 +103,31 @@ extension ResourceStore {
     ///   - type: The remote list type.
     ///   - request: What selects the list.
     /// - Returns: The list.
+    // `@inlinable`, like the one below: the closure that hands a list the news of other holders is made here, in
+    // the client's module, so the news path (`ListMachine.receive`) runs specialized for the client's item type.
+    @inlinable
     public func list<Remote: Listable>(_ type: Remote.Type, request: Remote.ListRequest) -> ListResource<Remote>
     where Remote.ListRequest: Hashable {
-        list(type, request: request, key: AnyHashable(request))
+        list(type, request: request, key: AnyHashable(request)) { list, news in list.receive(storeNews: news) }
     }
 
     /// The live list of a type whose lists need no request.
     /// - Parameter type: The remote list type.
     /// - Returns: The list.
+    @inlinable
     public func list<Remote: Listable>(_ type: Remote.Type) -> ListResource<Remote> where Remote.ListRequest == Void {
-        list(type, request: (), key: AnyHashable(0))
+        list(type, request: (), key: AnyHashable(0)) { list, news in list.receive(storeNews: news) }
     }
 
-    private func list<Remote: Listable>(
-        _ type: Remote.Type, request: Remote.ListRequest, key id: AnyHashable
+    @usableFromInline func list<Remote: Listable>(
+        _ type: Remote.Type, request: Remote.ListRequest, key id: AnyHashable,
+        hear: @escaping @Sendable (ListResource<Remote>, any Sendable) -> Void
     ) -> ListResource<Remote> {
         let key = StoreKey(type: ObjectIdentifier(Remote.self), id: id)
         let itemType = ObjectIdentifier(Remote.Item.self)
         let link = ListLink<Remote>(
             publish: { list, news in self.publish(news, from: ObjectIdentifier(list)) { list.diagnosticLabel } },
+            hear: hear,
             release: { identifier in
                 self.released.withLock { $0.append(.list(key: key, itemType: itemType, object: identifier)) }
             })
@@ -146,9 +170,7 @@ extension Resource: StoreMember {
 
 extension ListResource: StoreMember {
     func hear(_ news: any Sendable) {
-        guard let news = news as? [ItemNews<Item, Item.ID>] else { return }
-        let request = request
-        run(transition { $0.receive(news) { Remote.placement(ofCreated: $0, in: request) } })
+        if let link { link.hear(self, news) } else { receive(storeNews: news) }
     }
 
     func markStale(everything: Bool, where matches: (any Sendable) -> Bool) -> Bool {

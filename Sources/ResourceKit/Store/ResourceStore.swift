@@ -65,6 +65,23 @@ public final class ResourceStore: Sendable {
 
     // MARK: News
 
+    /// Hands what the resource `origin` of item `id` (`item` in the registry) learnt to every other live holder.
+    func publish<V: Identifiable & Sendable>(
+        _ news: [ResourceNews<V>], of item: StoreKey, id: V.ID, from origin: ObjectIdentifier,
+        isOwnItem: ([ResourceNews<V>]) -> Bool, label: () -> String?
+    ) where V.ID: Sendable {
+        // Most news is of the resource's own item, and often nothing else holds it: then it reaches no one, and is
+        // neither mapped nor published. (The check and the publishing below are two sections of the registry: a
+        // holder made between them is one made just after this news, which starts from the newest value live
+        // holders know.)
+        // (`isOwnItem` is made in the client's module, specialized: see `resource(_:id:)`.)
+        if !withRegistry({ $0.reachesAnyone(item, besides: origin) }), isOwnItem(news) { return }
+        // A value is news of its own id: an update that answered another item is that item's news.
+        publish(
+            news.map { news in news.with(id: news.kind == .fact ? news.value?.id ?? id : id) }, from: origin,
+            label: label)
+    }
+
     /// Hands what `origin` learnt about items to every other live holder of them.
     func publish<V: Identifiable & Sendable>(
         _ news: [ItemNews<V, V.ID>], from origin: ObjectIdentifier, label: () -> String? = { nil }
@@ -84,7 +101,9 @@ public final class ResourceStore: Sendable {
             return (registry.listsByItem[itemType] ?? [:]).compactMap { $0.key == origin ? nil : $0.value.object }
         }
         for (member, batch) in resourceBatches.values { member.hear(batch) }
-        for list in lists { list.hear(news) }
+        // Boxed once, not once per list.
+        let boxed: any Sendable = news
+        for list in lists { list.hear(boxed) }
         if session.feed.isActive {
             var event = DiagnosticEvent(.storeNews)
             event.object = label()

@@ -79,6 +79,17 @@ struct StoreRegistry {
         }
     }
 
+    /// Whether news of `item` from the resource `origin` reaches anything: another resource of the item, a list
+    /// of its type, or a remembered value.
+    func reachesAnyone(_ item: StoreKey, besides origin: ObjectIdentifier) -> Bool {
+        if listsByItem[item.type] != nil { return true }
+        // Counted and searched in place: copying a holder out copies its weak reference.
+        if let count = resourcesByItem[item]?.count, count > 1 || resourcesByItem[item]?.index(forKey: origin) == nil {
+            return true
+        }
+        return cache.contains(item)
+    }
+
     /// The newest value a live holder knows of an item: a new resource of it starts from there.
     func newestKnown(_ item: StoreKey) -> (value: any Sendable, rank: UInt64)? {
         var members = (resourcesByItem[item] ?? [:]).values.compactMap(\.object)
