@@ -70,6 +70,17 @@ struct InProcessWorkloads: Sendable {
         for _ in 0..<count { _ = try await resource.read() }
     }
 
+    /// For profilers: reads on an instant transport with one consumer of the diagnostic feed.
+    static func profileDiagnostics(_ count: Int) async throws {
+        let transport = InstantTransport(body: try JSONEncoder().encode(Row(id: 1, n: 1)))
+        let session = NetworkSession(baseURL: "http://bench.local", transport: transport)
+        let resource = Resource<RemoteRow>(session: session)
+        let events = session.diagnostics(bufferingNewest: 1_000_000)
+        let listener = Task { for await _ in events {} }
+        for _ in 0..<count { _ = try await resource.read() }
+        listener.cancel()
+    }
+
     /// For profilers: only `NetworkSession.send` on an instant transport.
     static func profileSends(_ count: Int) async throws {
         let transport = InstantTransport(body: try JSONEncoder().encode(Row(id: 1, n: 1)))

@@ -23,6 +23,12 @@ let warmup = smoke ? 0 : 1
     let build = "release"
 #endif
 
+if let count = option("--profile-diagnostics").flatMap(Int.init) {
+    // For profilers: `count` reads on an instant transport with one consumer of session.diagnostics().
+    try await InProcessWorkloads.profileDiagnostics(count)
+    exit(0)
+}
+
 if option("--only") == "diagnostics" {
     // The diagnostic feed's workload alone: a read without and with a listener.
     let report = try await InProcessWorkloads(scale: smoke ? 0.02 : 1, rounds: rounds, warmup: warmup).diagnostics()

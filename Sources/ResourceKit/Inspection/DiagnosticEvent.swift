@@ -9,36 +9,62 @@ public import Synchronization
 public struct DiagnosticEvent: Sendable, Equatable, CustomStringConvertible {
     /// Which event this is, in a set that may grow.
     public struct Kind: Sendable, Hashable, Codable, CustomStringConvertible {
+        // A number, so that making and copying an event's kind costs nothing; the names are looked up.
+        @usableFromInline let rawValue: UInt8
+        @inlinable init(_ rawValue: UInt8) { self.rawValue = rawValue }
+
+        private static let names = [
+            "requestStarted", "requestFinished", "retry", "credentialRefresh", "stateChanged", "cacheHit", "joined",
+            "operationFinished", "storeNews",
+        ]
+
         /// The kind's stable name.
-        public let name: String
-        init(_ name: String) { self.name = name }
+        public var name: String { Int(rawValue) < Self.names.count ? Self.names[Int(rawValue)] : "kind\(rawValue)" }
+
+        /// Decodes a kind from its name.
+        /// - Parameter decoder: The decoder to read from.
+        public init(from decoder: any Decoder) throws {
+            let name = try decoder.singleValueContainer().decode(String.self)
+            guard let index = Self.names.firstIndex(of: name) else {
+                throw DecodingError.dataCorrupted(
+                    DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "unknown kind \(name)"))
+            }
+            self.init(UInt8(index))
+        }
+
+        /// Encodes the kind as its name.
+        /// - Parameter encoder: The encoder to write to.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(name)
+        }
 
         /// An attempt of a request is about to be sent: ``requestID``, ``method``, ``url``, ``attempt``.
-        public static let requestStarted = Kind("requestStarted")
+        @inlinable public static var requestStarted: Kind { Kind(0) }
         /// An attempt of a request ended: ``requestID``, ``method``, ``url``, ``attempt``, ``duration``,
         /// and ``status`` and ``bytes`` when a response arrived (``notModified`` for a `304`), or ``error``.
-        public static let requestFinished = Kind("requestFinished")
+        @inlinable public static var requestFinished: Kind { Kind(1) }
         /// An attempt failed and the request is sent again after ``delay``: ``requestID``, ``url``,
         /// ``attempt`` (the one that failed), ``error``.
-        public static let retry = Kind("retry")
+        @inlinable public static var retry: Kind { Kind(2) }
         /// The session's ``Authenticator`` refreshed a rejected credential: ``url`` of the request that was
         /// rejected, and ``error`` if the refresh failed.
-        public static let credentialRefresh = Kind("credentialRefresh")
+        @inlinable public static var credentialRefresh: Kind { Kind(3) }
         /// A resource or list changed state: ``object``, ``stateSummary``, ``previousStateSummary``.
-        public static let stateChanged = Kind("stateChanged")
+        @inlinable public static var stateChanged: Kind { Kind(4) }
         /// A read was answered from memory, without a request (``ReadPolicy/skipIfLoaded``,
         /// ``ReadPolicy/skipIfFresh``…): ``object``.
-        public static let cacheHit = Kind("cacheHit")
+        @inlinable public static var cacheHit: Kind { Kind(5) }
         /// A caller joined an operation already in flight on the object instead of sending a request:
         /// ``object``, and ``callers``, how many callers now wait on the object.
-        public static let joined = Kind("joined")
+        @inlinable public static var joined: Kind { Kind(6) }
         /// An operation of the object ended and answered ``callers`` callers at once: more than one when
         /// reads were coalesced.
-        public static let operationFinished = Kind("operationFinished")
+        @inlinable public static var operationFinished: Kind { Kind(7) }
         /// A holder in a ``ResourceStore`` learnt about items and the store told the other live holders:
         /// ``object`` (the holder that learnt), ``itemType``, ``itemCount`` and ``receivers`` (how many
         /// other holders heard it).
-        public static let storeNews = Kind("storeNews")
+        @inlinable public static var storeNews: Kind { Kind(8) }
 
         /// The kind's name.
         public var description: String { name }
@@ -107,7 +133,7 @@ public struct DiagnosticEvent: Sendable, Equatable, CustomStringConvertible {
 /// Where a session's diagnostic events go: nowhere, at the cost of one atomic load, until someone listens.
 @usableFromInline final class DiagnosticsFeed: Sendable {
     @usableFromInline let listenerCount = Atomic<Int>(0)
-    private let listeners = Locked<[WeakDiagnosticBuffer]>([])
+    private let listeners = Locked<[DiagnosticBuffer]>([])
 
     @usableFromInline init() {}
 
@@ -118,28 +144,42 @@ public struct DiagnosticEvent: Sendable, Equatable, CustomStringConvertible {
     /// order the library emitted them, from whatever thread.
     @usableFromInline func emit(_ event: DiagnosticEvent) {
         listeners.withLock { listeners in
-            var sawFreed = false
-            for listener in listeners {
-                // A buffer freed here only decrements the count in its `deinit`: no lock is taken.
-                if let buffer = listener.buffer { buffer.append(event) } else { sawFreed = true }
-            }
-            if sawFreed { listeners.removeAll { $0.buffer == nil } }
+            for buffer in listeners { buffer.append(event) }
         }
     }
 
     func events(bufferingNewest limit: Int) -> DiagnosticEvents {
-        let buffer = DiagnosticBuffer(limit: max(1, limit), feed: self)
-        listeners.withLock { listeners in
-            listeners.removeAll { $0.buffer == nil }
-            listeners.append(WeakDiagnosticBuffer(buffer: buffer))
-        }
+        let buffer = DiagnosticBuffer(limit: max(1, limit))
+        listeners.withLock { $0.append(buffer) }
         listenerCount.add(1, ordering: .relaxed)
-        return DiagnosticEvents(buffer: buffer)
+        return DiagnosticEvents(buffer: buffer, registration: DiagnosticRegistration(feed: self, buffer: buffer))
+    }
+
+    /// Stops handing events to `buffer`: its sequence and iterator are gone, or its consumer was cancelled.
+    func remove(_ buffer: DiagnosticBuffer) {
+        let removed = listeners.withLock { listeners in
+            guard let index = listeners.firstIndex(where: { $0 === buffer }) else { return false }
+            listeners.remove(at: index)
+            return true
+        }
+        if removed { listenerCount.subtract(1, ordering: .relaxed) }
     }
 }
 
-struct WeakDiagnosticBuffer {
-    weak var buffer: DiagnosticBuffer?
+/// Held by a sequence and its iterator (never by the feed): when both are gone, its `deinit` unregisters the
+/// buffer. It can never be freed inside the feed's lock, which nothing of it reaches.
+final class DiagnosticRegistration: Sendable {
+    private let feed: DiagnosticsFeed
+    private let buffer: DiagnosticBuffer
+
+    init(feed: DiagnosticsFeed, buffer: DiagnosticBuffer) {
+        self.feed = feed
+        self.buffer = buffer
+    }
+
+    func end() { feed.remove(buffer) }
+
+    deinit { feed.remove(buffer) }
 }
 
 /// One listener's unread events. Its consumer takes them in batches: a waiting consumer is woken
@@ -162,14 +202,8 @@ final class DiagnosticBuffer: Sendable, DeadlineAction {
 
     private let state = Locked(State())
     private let limit: Int
-    private let feed: DiagnosticsFeed
 
-    init(limit: Int, feed: DiagnosticsFeed) {
-        self.limit = limit
-        self.feed = feed
-    }
-
-    deinit { feed.listenerCount.subtract(1, ordering: .relaxed) }
+    init(limit: Int) { self.limit = limit }
 
     func append(_ event: DiagnosticEvent) {
         let mustSchedule = state.withLock { state in
@@ -189,8 +223,11 @@ final class DiagnosticBuffer: Sendable, DeadlineAction {
             state.isFlushScheduled = false
             guard let waiter = state.waiter, !state.pending.isEmpty else { return nil }
             state.waiter = nil
-            defer { state.pending = [] }
-            return (waiter, state.pending)
+            let batch = state.pending
+            // The next batch is likely as large: one allocation instead of growing from empty.
+            state.pending = []
+            state.pending.reserveCapacity(batch.count)
+            return (waiter, batch)
         }
         if let (waiter, batch) = woken { waiter.resume(returning: batch) }
     }
@@ -238,13 +275,15 @@ public struct DiagnosticEvents: AsyncSequence, Sendable {
     public typealias Failure = Never
 
     let buffer: DiagnosticBuffer
+    let registration: DiagnosticRegistration
 
     /// Makes the iterator; a sequence is meant to be iterated once.
-    public func makeAsyncIterator() -> Iterator { Iterator(buffer: buffer) }
+    public func makeAsyncIterator() -> Iterator { Iterator(buffer: buffer, registration: registration) }
 
     /// Takes the events in order.
     public struct Iterator: AsyncIteratorProtocol {
         let buffer: DiagnosticBuffer
+        let registration: DiagnosticRegistration
         var batch: [DiagnosticEvent] = []
         var position = 0
 
@@ -257,7 +296,10 @@ public struct DiagnosticEvents: AsyncSequence, Sendable {
         /// - Parameter actor: The caller's isolation.
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(Never) -> DiagnosticEvent? {
             if position == batch.count {
-                guard let taken = await buffer.take() else { return nil }
+                guard let taken = await buffer.take() else {
+                    registration.end()
+                    return nil
+                }
                 batch = taken
                 position = 0
             }
