@@ -142,16 +142,14 @@ func eventsUntilMarker(_ stream: DiagnosticEvents, session: NetworkSession) asyn
     }
 
     @Test func aRefusedOptimisticUpdateShowsTheValueThenTheRollback() async throws {
-        let (store, _) = try makeStore()
         let refusing = NetworkSession(
             baseURL: "http://test.local/api",
             transport: ScriptedTransport([.status(200, json: json(post)), .status(500)]),
             timeLimit: nil)
         let refusingStore = ResourceStore(session: refusing)
-        _ = store
         let resource = refusingStore.resource(RemotePost.self, id: "1")
+        // A live list of the item's type: the store's news reaches it.
         let list = refusingStore.list(RemoteFeed.self, request: "all")
-        _ = list
         _ = try await resource.read("1")
         let events = refusing.diagnostics()
         var edited = post
@@ -171,6 +169,8 @@ func eventsUntilMarker(_ stream: DiagnosticEvents, session: NetworkSession) asyn
                 "storeNews | Resource<RemotePost> posts/1 | 1 Post | receivers 1",
                 "operationFinished | Resource<RemotePost> posts/1 | callers 1",
             ])
+        // The list must live to here: in a release build a last use earlier lets it go at once.
+        withExtendedLifetime(list) {}
     }
 
     @Test func secretsNeverAppear() async throws {

@@ -74,7 +74,8 @@ import Testing
         #expect(after.resources.map(\.pendingOptimisticChanges) == [0, 0, 0])
         #expect(after.lists.map(\.pendingOptimisticChanges) == [0, 0])
         observer.cancel()
-        _ = lists
+        // The lists must live to here: in a release build a last use earlier lets them go at once.
+        withExtendedLifetime(lists) {}
     }
 
     @Test func aFreedResourceIsRememberedWithItsAge() async throws {
