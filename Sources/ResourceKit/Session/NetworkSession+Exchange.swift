@@ -85,10 +85,10 @@ extension NetworkSession {
         if feed.isActive { emit(.credentialRefresh, id, exchange, attempt: attempt) }
     }
 
-    // The events are built in synchronous functions: as locals of `perform`, they would grow its async
-    // frame past the task's first allocator slab, one more allocation per request whether or not anyone
-    // listens.
-    private nonisolated func emit(
+    // The events are built in synchronous functions, never inlined: as locals of `perform`, they would grow
+    // its async frame past the task's first allocator slab, one more allocation per request whether or not
+    // anyone listens.
+    @inline(never) private nonisolated func emit(
         _ kind: DiagnosticEvent.Kind, _ id: UInt64, _ exchange: Exchange, attempt: Int, error: NetworkError? = nil,
         delay: Duration? = nil
     ) {
@@ -102,13 +102,13 @@ extension NetworkSession {
         feed.emit(event)
     }
 
-    private nonisolated func emitStarted(_ id: UInt64, _ exchange: Exchange, attempt: Int) {
+    @inline(never) private nonisolated func emitStarted(_ id: UInt64, _ exchange: Exchange, attempt: Int) {
         inFlight.setAttemptStart(timeline.now, of: id)
         emit(.requestStarted, id, exchange, attempt: attempt)
     }
 
     /// Emits nothing for an attempt whose start was not emitted (the first listener came in between).
-    private nonisolated func emitFinished(
+    @inline(never) private nonisolated func emitFinished(
         _ id: UInt64, _ exchange: Exchange, attempt: Int, response: HTTPResponse?, error: NetworkError?
     ) {
         guard let started = inFlight.attemptStart(of: id) else { return }
@@ -132,6 +132,7 @@ extension NetworkSession {
     ///
     /// Logs and emits what it decides: synchronous, so that none of it sits in `perform`'s async frame, which
     /// every request allocates.
+    @inline(never)
     private nonisolated func retryInstant(
         after failure: NetworkError,
         response: HTTPResponse?,
@@ -225,16 +226,17 @@ extension NetworkSession {
     }
 
     // Log events are built in synchronous functions, off the async frames every request allocates.
-    private nonisolated func logRequest(_ request: URLRequest, url: String) {
+    @inline(never) private nonisolated func logRequest(_ request: URLRequest, url: String) {
         let headers = redaction.redact(HTTPHeaders(request.allHTTPHeaderFields ?? [:]))
         logger.log(.debug, .request(method: request.httpMethod ?? "GET", url: url, headers: headers))
     }
 
-    private nonisolated func logRedirect(_ response: HTTPResponse, from url: String, to next: URLRequest) {
+    @inline(never) private nonisolated func logRedirect(_ response: HTTPResponse, from url: String, to next: URLRequest)
+    {
         logger.log(.debug, .redirect(status: response.statusCode, from: url, to: redaction.redact(next.url)))
     }
 
-    private nonisolated func logResponse(_ response: HTTPResponse, url: String, duration: Duration) {
+    @inline(never) private nonisolated func logResponse(_ response: HTTPResponse, url: String, duration: Duration) {
         logger.log(
             .debug,
             .response(
