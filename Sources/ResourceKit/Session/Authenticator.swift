@@ -7,7 +7,7 @@
 
 /// Applies a credential to requests and renews it when the server rejects it.
 ///
-/// Give one to ``NetworkSession/init(baseURL:validation:transport:defaultHeaders:encoder:decoder:adapters:authenticator:credentialScope:redirects:retry:timeLimit:clock:redaction:logger:)``.
+/// Give one to ``NetworkSession/init(baseURL:validation:transport:defaultHeaders:encoder:decoder:adapters:authenticator:credentialScope:redirects:retry:timeLimit:clock:redaction:logger:activityDebounce:)``.
 /// For every request to an origin in the session's ``CredentialScope``, the session asks for the current
 /// ``credential()`` and lets ``apply(_:to:)`` add it. When the answer is an authentication failure
 /// (``isAuthenticationFailure(_:)``, a `401` by default):

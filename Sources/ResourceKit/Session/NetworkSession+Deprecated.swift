@@ -7,7 +7,7 @@ extension NetworkSession {
 
     /// Creates a session whose time limit is given in seconds.
     ///
-    /// The same as ``init(baseURL:validation:transport:defaultHeaders:encoder:decoder:adapters:authenticator:credentialScope:redirects:retry:timeLimit:clock:redaction:logger:)``
+    /// The same as ``init(baseURL:validation:transport:defaultHeaders:encoder:decoder:adapters:authenticator:credentialScope:redirects:retry:timeLimit:clock:redaction:logger:activityDebounce:)``
     /// with `timeout` in seconds: a value that is not positive, not finite, or at least 10⁹ means no limit.
     /// - Parameters:
     ///   - baseURL: The base URL, or a provider asked for it on every request.
