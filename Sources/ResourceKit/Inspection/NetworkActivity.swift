@@ -167,6 +167,8 @@ final class InFlightRequests: Sendable {
         var attempt: Int
         /// When the attempt in flight started, if a diagnostic event said so.
         var attemptStartedAt: Duration?
+        /// The request as diagnostic events name it, its URL redacted, made by the request's first event.
+        var subject: DiagnosticSubject?
         /// The calling task's hash: a store's snapshot matches it against its objects' operations to tell
         /// how many callers share the request.
         var task: Int?
@@ -177,11 +179,12 @@ final class InFlightRequests: Sendable {
 
     init(activity: NetworkActivity) { self.activity = activity }
 
-    func begin(_ request: URLRequest, at now: Duration) -> UInt64 {
+    /// Registers a call. `subject` is given when someone listens to diagnostics: the first attempt starts now.
+    func begin(method: String, url: URL?, at now: Duration, subject: DiagnosticSubject? = nil) -> UInt64 {
         let task = withUnsafeCurrentTask { $0?.hashValue }
         let entry = Entry(
-            method: request.httpMethod ?? "GET", url: request.url, startedAt: now, attempt: 1, attemptStartedAt: nil,
-            task: task)
+            method: method, url: url, startedAt: now, attempt: 1, attemptStartedAt: subject == nil ? nil : now,
+            subject: subject, task: task)
         let id = entries.withLock { entries in
             entries.next &+= 1
             entries.all[entries.next] = entry
@@ -198,12 +201,23 @@ final class InFlightRequests: Sendable {
         }
     }
 
-    func setAttemptStart(_ start: Duration, of id: UInt64) {
-        entries.withLock { $0.all[id]?.attemptStartedAt = start }
-    }
-
-    func attemptStart(of id: UInt64) -> Duration? {
-        entries.withLock { $0.all[id]?.attemptStartedAt }
+    /// What diagnostic events say of a request: its method and URL, the URL redacted, made once per
+    /// request; and when the attempt in flight started. `start` replaces that time. `nil` once the request
+    /// ended.
+    func describe(
+        _ id: UInt64, start: Duration? = nil, redaction: LogRedaction
+    ) -> (subject: DiagnosticSubject, attemptStartedAt: Duration?)? {
+        let known = entries.withLock { entries -> (subject: DiagnosticSubject?, started: Duration?)? in
+            guard let index = entries.all.index(forKey: id) else { return nil }
+            if let start { entries.all.values[index].attemptStartedAt = start }
+            return (entries.all.values[index].subject, entries.all.values[index].attemptStartedAt)
+        }
+        guard let known else { return nil }
+        if let subject = known.subject { return (subject, known.started) }
+        guard let (method, url) = entries.withLock({ $0.all[id].map { ($0.method, $0.url) } }) else { return nil }
+        let subject = DiagnosticSubject(method: method, url: redaction.redact(url))
+        entries.withLock { $0.all[id]?.subject = subject }
+        return (subject, known.started)
     }
 
     func end(_ id: UInt64) {

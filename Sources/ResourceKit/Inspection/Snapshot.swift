@@ -182,7 +182,7 @@ extension MachineHost {
             ($0.machine.state, $0.observers.count, inspection($0.machine))
         }
         let snapshot = ObjectSnapshot(
-            label: diagnosticLabel, state: Self.summarize(state), observers: observers,
+            label: cachedLabel, state: Self.diagnosticState(state).summary, observers: observers,
             waitingCallers: machine.waitingCallers, operationsInFlight: machine.operationsInFlight,
             age: machine.loadedAt.map { now - $0 }, pendingOptimisticChanges: machine.pendingOptimisticChanges)
         return (snapshot, machine)

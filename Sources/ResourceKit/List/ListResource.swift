@@ -1,4 +1,5 @@
 public import Observation
+public import Synchronization
 
 /// A paginated remote list: its items, its pagination, and the operations that change them.
 ///
@@ -24,6 +25,8 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
     public let session: NetworkSession
     /// What selects the list.
     public let request: Remote.ListRequest
+    /// Made by the first diagnostic event about the object.
+    @usableFromInline let diagnosticSubjectReference = AtomicLazyReference<DiagnosticSubject>()
 
     // `@usableFromInline`: they meet requirements of `MachineHost`, whose core is inlinable for the read path
     // of `Resource` (see MachineHost.swift); that makes them part of the module's API surface.
@@ -126,10 +129,20 @@ extension ListResource: MachineHost {
 
     @usableFromInline var diagnosticsFeed: DiagnosticsFeed { session.feed }
 
+    @inlinable var diagnosticSubject: DiagnosticSubject {
+        if let subject = diagnosticSubjectReference.load() { return subject }
+        return diagnosticSubjectReference.storeIfNil(DiagnosticSubject(object: diagnosticLabel))
+    }
+
     @usableFromInline var diagnosticLabel: String {
         let request = Remote.ListRequest.self == Void.self ? "" : " \(String(describing: request).prefix(80))"
         return TypeNames.name(of: Remote.self, as: .list) + request
     }
 
-    @usableFromInline static func summarize(_ state: ListState<Item>) -> String { state.diagnosticSummary }
+    @inlinable static func diagnosticState(_ state: ListState<Item>) -> DiagnosticState {
+        var summary = DiagnosticState.of(state.content)
+        summary.items = Int32(clamping: state.content.value?.count ?? 0)
+        summary.isLoadingNextPage = state.pagination.isLoadingNextPage
+        return summary
+    }
 }

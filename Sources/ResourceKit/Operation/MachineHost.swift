@@ -63,8 +63,11 @@ public struct StateBuffering: Sendable, Hashable, CustomStringConvertible {
     var diagnosticsFeed: DiagnosticsFeed { get }
     /// The object as diagnostics name it, as in `Resource<RemotePost> posts/42`.
     var diagnosticLabel: String { get }
+    /// The object as events name it, made by its first event from ``diagnosticLabel`` (which takes a type name
+    /// and a key, and a list's request can be any value) and kept: read without a lock.
+    var diagnosticSubject: DiagnosticSubject { get }
     /// A state's case, never its value.
-    static func summarize(_ state: Machine.State) -> String
+    static func diagnosticState(_ state: Machine.State) -> DiagnosticState
 }
 
 extension MachineHost {
@@ -80,12 +83,12 @@ extension MachineHost {
     @inlinable func transition<R>(_ event: (inout Machine) -> R) -> R {
         let (result, changed, mustDeliver, news) = storage.withLock { storage in
             let version = storage.machine.version
-            let before = diagnosticsFeed.isActive ? Self.summarize(storage.machine.state) : nil
+            let before = diagnosticsFeed.isActive ? Self.diagnosticState(storage.machine.state) : nil
             let result = event(&storage.machine)
             let news = storage.machine.takeNews()
             guard storage.machine.version != version else { return (result, false, false, news) }
             // Emitted under the lock, so events follow the object's transitions in order.
-            if let before { emitStateChange(from: before, to: storage.machine.state) }
+            if let before { emitStateChange(from: before, to: storage.machine.state, subject: diagnosticSubject) }
             if !storage.observers.isEmpty {
                 storage.pending.append(.init(observers: storage.observers, state: storage.machine.state))
             }
@@ -102,12 +105,13 @@ extension MachineHost {
 
     // Specialized in the client like the transitions that call them (unspecialized, each event cost metadata
     // lookups), but never inlined: an event in an async frame would grow every operation's task.
-    @inlinable @inline(never) func emitStateChange(from before: String, to state: Machine.State) {
-        var event = DiagnosticEvent(.stateChanged)
-        event.object = diagnosticLabel
-        event.previousStateSummary = before
-        event.stateSummary = Self.summarize(state)
-        diagnosticsFeed.emit(event)
+    @inlinable @inline(never) func emitStateChange(
+        from before: DiagnosticState, to state: Machine.State, subject: DiagnosticSubject
+    ) {
+        var record = DiagnosticRecord(.stateChanged)
+        record.previousState = before
+        record.state = Self.diagnosticState(state)
+        diagnosticsFeed.emit(record, about: subject)
     }
 
     /// Tells the feed what a caller's ask did: answered from memory, or joined an operation in flight.
@@ -120,18 +124,19 @@ extension MachineHost {
         } else {
             return
         }
-        var event = DiagnosticEvent(kind)
-        event.object = diagnosticLabel
-        if kind == .joined { event.callers = machineWaitingCallerCount }
-        diagnosticsFeed.emit(event)
+        var record = DiagnosticRecord(kind)
+        if kind == .joined { record.count = machineWaitingCallerCount }
+        diagnosticsFeed.emit(record, about: diagnosticSubject)
     }
 
     @inlinable @inline(never) func emitFinished(callers: Int) {
-        var event = DiagnosticEvent(.operationFinished)
-        event.object = diagnosticLabel
-        event.callers = callers
-        diagnosticsFeed.emit(event)
+        var record = DiagnosticRecord(.operationFinished)
+        record.count = callers
+        diagnosticsFeed.emit(record, about: diagnosticSubject)
     }
+
+    /// The label, as events and snapshots show it.
+    @inlinable var cachedLabel: String { diagnosticSubject.object ?? diagnosticLabel }
 
     @inlinable func deliverPending() {
         while true {

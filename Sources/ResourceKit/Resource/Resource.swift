@@ -1,4 +1,5 @@
 public import Observation
+public import Synchronization
 
 /// One remote value, its state, and the operations that change it.
 ///
@@ -30,6 +31,8 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
     @usableFromInline let stateKeyPath: any KeyPath<Resource, ResourceState<Value>> & Sendable
     /// The store this resource belongs to, if a store made it.
     @usableFromInline let link: ResourceLink<Remote>?
+    /// Made by the first diagnostic event about the object.
+    @usableFromInline let diagnosticSubjectReference = AtomicLazyReference<DiagnosticSubject>()
 
     /// Creates a resource.
     /// - Parameters:
@@ -108,13 +111,20 @@ extension Resource: MachineHost {
 
     @inlinable var diagnosticsFeed: DiagnosticsFeed { session.feed }
 
+    @inlinable var diagnosticSubject: DiagnosticSubject {
+        if let subject = diagnosticSubjectReference.load() { return subject }
+        return diagnosticSubjectReference.storeIfNil(DiagnosticSubject(object: diagnosticLabel))
+    }
+
     @usableFromInline var diagnosticLabel: String {
         let name = TypeNames.name(of: Remote.self, as: .resource)
         guard let key = link?.readKey else { return name }
         return name + " " + key.path
     }
 
-    @usableFromInline static func summarize(_ state: ResourceState<Value>) -> String { state.diagnosticSummary }
+    @inlinable static func diagnosticState(_ state: ResourceState<Value>) -> DiagnosticState {
+        DiagnosticState.of(state)
+    }
 }
 
 /// When ``Resource/read(_:policy:)`` may answer without the network.

@@ -317,12 +317,20 @@ public struct LogRedaction: Sendable, Equatable {
         return result
     }
 
+    /// Whether the URL has a query or user info: one pass over its bytes.
+    private static func mayHideSecrets(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            bytes.contains { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "@") }
+        }
+    }
+
     /// The URL as text, with user info and secret query values replaced.
     public func redact(_ url: URL?) -> String {
         guard let url else { return "" }
         // Nothing to hide without user info or a query: the common case costs no parse.
         let text = url.absoluteString
-        if !text.utf8.contains(UInt8(ascii: "?")), !text.utf8.contains(UInt8(ascii: "@")) { return text }
+        if !Self.mayHideSecrets(text) { return text }
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
             return "redacted"
         }

@@ -29,13 +29,14 @@ extension NetworkSession {
         let deadline = exchange.deadline.map { timeline.now + $0 }
         var attempt = 1
         var refreshed = false
-        let requestID = inFlight.begin(exchange.request, at: timeline.now)
+        let requestID = begin(exchange)
         defer { inFlight.end(requestID) }
         while true {
             let failure: NetworkError
             var failedResponse: HTTPResponse?
             // The attempt's start time lives in the registry entry, not here: see `emit`.
-            if feed.isActive { emitStarted(requestID, exchange, attempt: attempt) }
+            // The first attempt's start is emitted by `begin`.
+            if attempt > 1 || refreshed, feed.isActive { emitStarted(requestID, exchange, attempt: attempt) }
             do throws(NetworkError) {
                 let (response, credential) = try await follow(exchange, deadline: deadline)
                 if feed.isActive { emitFinished(requestID, exchange, attempt: attempt, response: response, error: nil) }

@@ -56,7 +56,7 @@ extension ResourceStore {
             publish: { resource, news in
                 self.publish(
                     news, of: item, id: id, from: ObjectIdentifier(resource), isOwnItem: isOwnItem,
-                    label: { resource.diagnosticLabel })
+                    label: { resource.cachedLabel })
             },
             refetch: { resource in _ = try? await resource.read(id) },
             release: { identifier, snapshot in
@@ -126,7 +126,7 @@ extension ResourceStore {
         let key = StoreKey(type: ObjectIdentifier(Remote.self), id: id)
         let itemType = ObjectIdentifier(Remote.Item.self)
         let link = ListLink<Remote>(
-            publish: { list, news in self.publish(news, from: ObjectIdentifier(list)) { list.diagnosticLabel } },
+            publish: { list, news in self.publish(news, from: ObjectIdentifier(list)) { list.cachedLabel } },
             hear: hear,
             release: { identifier in
                 self.released.withLock { $0.append(.list(key: key, itemType: itemType, object: identifier)) }

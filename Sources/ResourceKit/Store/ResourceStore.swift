@@ -105,12 +105,10 @@ public final class ResourceStore: Sendable {
         let boxed: any Sendable = news
         for list in lists { list.hear(boxed) }
         if session.feed.isActive {
-            var event = DiagnosticEvent(.storeNews)
-            event.object = label()
-            event.itemType = TypeNames.name(of: V.self)
-            event.itemCount = news.count
-            event.receivers = resourceBatches.count + lists.count
-            session.feed.emit(event)
+            var record = DiagnosticRecord(.storeNews)
+            record.count = news.count
+            record.receivers = resourceBatches.count + lists.count
+            session.feed.emit(record, about: DiagnosticSubject(object: label(), itemType: TypeNames.name(of: V.self)))
         }
     }
 

@@ -247,4 +247,49 @@ func eventsUntilMarker(_ stream: DiagnosticEvents, session: NetworkSession) asyn
         for _ in 0..<5 { if let event = await iterator.next() { kept.append(event.kind.name) } }
         #expect(kept == ["stateChanged", "requestStarted", "requestFinished", "stateChanged", "operationFinished"])
     }
+
+    /// The limit is crossed again and again, and every object and request the kept events name is gone by the
+    /// time they are read: the sequence keeps what they name, exactly for the newest events.
+    @Test func eventsReadAfterTheirObjectsAreGoneStillNameThem() async throws {
+        let events: DiagnosticEvents
+        do {
+            let session = makeSession(ScriptedTransport([.status(200, json: json(post))]))
+            events = session.diagnostics(bufferingNewest: 7)
+            let resource = Resource<RemotePost>(session: session)
+            for id in 0..<30 { _ = try await resource.read("\(id)") }
+        }
+        var iterator = events.makeAsyncIterator()
+        var kept: [String] = []
+        for _ in 0..<7 { if let event = await iterator.next() { kept.append(line(event)) } }
+        let last = "http://test.local/api/posts/29"
+        #expect(
+            kept == [
+                "stateChanged | Resource<RemotePost> | loading → available",
+                "operationFinished | Resource<RemotePost> | callers 1",
+                "stateChanged | Resource<RemotePost> | available → loading",
+                "requestStarted | GET | \(last) | attempt 1",
+                "requestFinished | GET | \(last) | attempt 1 | status 200",
+                "stateChanged | Resource<RemotePost> | loading → available",
+                "operationFinished | Resource<RemotePost> | callers 1",
+            ])
+    }
+
+    /// Two listeners each get every event, named, whichever reads first.
+    @Test func everyListenerGetsEveryEvent() async throws {
+        let session = makeSession(ScriptedTransport([.status(200, json: json(post))]))
+        let resource = Resource<RemotePost>(session: session)
+        let first = session.diagnostics()
+        let second = session.diagnostics()
+        _ = try await resource.read("1")
+        let expected = [
+            "stateChanged | Resource<RemotePost> | idle → loading",
+            "requestStarted | GET | \(url) | attempt 1",
+            "requestFinished | GET | \(url) | attempt 1 | status 200",
+            "stateChanged | Resource<RemotePost> | loading → available",
+            "operationFinished | Resource<RemotePost> | callers 1",
+        ]
+        #expect(await eventsUntilMarker(second, session: session) == expected)
+        // The first stream stops at the first marker too, the one sent for the second.
+        #expect(await eventsUntilMarker(first, session: session) == expected)
+    }
 }
