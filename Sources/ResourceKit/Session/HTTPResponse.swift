@@ -11,6 +11,8 @@ public struct HTTPResponse: Sendable, Equatable {
     /// The URL of the request this answers. ``NetworkSession`` fills it in with the URL it sent when the
     /// transport reports none, so relative `Link` headers always have a base.
     public var url: URL?
+    /// The body still arriving, for a streamed request: `body` is then empty.
+    var stream: ResponseBody?
 
     /// Creates a response.
     /// - Parameters:

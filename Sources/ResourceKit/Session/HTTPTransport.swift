@@ -22,4 +22,27 @@ public protocol HTTPTransport: Sendable {
     /// - Returns: The response, whatever its status code.
     /// - Throws: ``NetworkError`` when no complete response arrived.
     func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse
+
+    /// Sends the request and returns once the response's head has arrived, its body still arriving.
+    ///
+    /// The default sends the request with ``send(_:)`` and returns its whole body as one chunk: a transport
+    /// that can do better (``URLSessionTransport``) delivers the body as it comes, through
+    /// ``ResponseBody/makeStream(bufferingLimit:)``, and stops its transfer when the body's reader goes
+    /// (``ResponseBody/Writer/onTermination(_:)``).
+    /// - Parameter request: The fully built request.
+    /// - Returns: The head, and the body to come.
+    /// - Throws: ``NetworkError`` when no response head arrived.
+    func stream(_ request: URLRequest) async throws(NetworkError) -> StreamedResponse
+}
+
+extension HTTPTransport {
+    /// Sends the request with ``send(_:)``; the body is one chunk.
+    /// - Parameter request: The fully built request.
+    /// - Returns: The response, its body complete.
+    public func stream(_ request: URLRequest) async throws(NetworkError) -> StreamedResponse {
+        let response = try await send(request)
+        return StreamedResponse(
+            statusCode: response.statusCode, headers: response.headers, url: response.url,
+            body: ResponseBody(response.body))
+    }
 }

@@ -19,6 +19,9 @@ struct Exchange: Sendable {
     var deadline: Duration?
     /// A conditional request: a `304 Not Modified` is its answer, not a failure.
     var acceptsNotModified = false
+    /// The caller reads the body as it arrives (``NetworkSession/bytes(_:)``): the deadline ends at the
+    /// response's head.
+    var streams = false
 }
 
 extension NetworkSession {
@@ -167,7 +170,9 @@ extension NetworkSession {
             if logger.minimumLevel <= .debug { logRequest(outgoing, url: url) }
             if Task.isCancelled { throw .cancelled }
             let start = ContinuousClock.now
-            var response = try await send(outgoing, deadline: deadline)
+            var response =
+                exchange.streams
+                ? try await stream(outgoing, deadline: deadline) : try await send(outgoing, deadline: deadline)
             // A transport that reports no URL answered the request sent: relative `Link`s resolve against it.
             if response.url == nil { response.url = outgoing.url }
             if logger.minimumLevel <= .debug { logResponse(response, url: url, duration: ContinuousClock.now - start) }
@@ -254,6 +259,40 @@ extension NetworkSession {
         guard let response = try result.get() else { throw .invalidResponse("the transport returned nothing") }
         return response
     }
+
+    /// Sends one request through the transport's ``HTTPTransport/stream(_:)``, racing its head against the
+    /// deadline. A successful response carries its body as `stream`; any other has its body read (up to
+    /// ``streamedErrorBodyLimit``), so that validation, retries and server errors see it as `send` would.
+    private nonisolated func stream(
+        _ request: URLRequest,
+        deadline: Duration?
+    ) async throws(NetworkError) -> HTTPResponse {
+        if let deadline, timeline.now >= deadline { throw .timeout }
+        let transport = self.transport
+        let result = await race(deadline) { race in
+            .task(
+                Self.abandonable {
+                    do throws(NetworkError) {
+                        let streamed = try await transport.stream(request)
+                        var response = HTTPResponse(
+                            statusCode: streamed.statusCode, headers: streamed.headers, url: streamed.url)
+                        response.stream = streamed.body
+                        if !(200..<300).contains(streamed.statusCode) {
+                            response.body = try await streamed.body.collect(upTo: Self.streamedErrorBodyLimit)
+                            response.stream = nil
+                        }
+                        race.finish(.success(response), fromTransport: true)
+                    } catch {
+                        race.finish(.failure(error), fromTransport: true)
+                    }
+                })
+        }
+        guard let response = try result.get() else { throw .invalidResponse("the transport returned nothing") }
+        return response
+    }
+
+    /// How much of a streamed response that is not a success is read, for its error.
+    static let streamedErrorBodyLimit = 1 << 20
 
     /// Runs the work `start` begins against the deadline (if any) and the caller's cancellation, whichever
     /// ends first; `start` returns what stops the work.

@@ -184,6 +184,31 @@ public actor NetworkSession {
         return try await perform(exchange)
     }
 
+    /// Sends the endpoint and returns as soon as the response's head has arrived, with its body as it comes.
+    ///
+    /// Everything `send` does applies until the head: credentials and adapters, redirects (the body of a
+    /// `3xx` is discarded), the retry policy, validation of the status, and the time limit, which ends when
+    /// the head arrives. The body is then yours to read, as chunks or as ``ResponseBody/lines(maximumLength:)``,
+    /// with no time limit of the session's: a body that stops arriving fails by the transport's inactivity
+    /// timeout (60 s for ``URLSessionTransport``). A status the validation provider rejects fails here, its
+    /// body (up to 1 MB) read for the error, as with ``response(for:)``. Cancelling the task that reads the
+    /// body, or dropping the body unread, stops the transfer.
+    /// - Parameter endpoint: What to send.
+    /// - Returns: The response, its body still arriving.
+    /// - Throws: ``NetworkError`` when no acceptable head arrived.
+    public nonisolated func bytes(_ endpoint: Endpoint) async throws(NetworkError) -> StreamedResponse {
+        let (request, base) = try await buildRequest(for: endpoint)
+        let deadline = Self.deadline(endpoint.timeLimit ?? timeLimit)
+        var exchange = Exchange(
+            request: request, base: base, ownCredentials: Redirect.credentials(in: endpoint.headers),
+            redirects: endpoint.redirects ?? redirects, retry: endpoint.retry ?? retry, deadline: deadline)
+        exchange.streams = true
+        let response = try await perform(exchange)
+        return StreamedResponse(
+            statusCode: response.statusCode, headers: response.headers, url: response.url,
+            body: response.stream ?? ResponseBody(response.body))
+    }
+
     /// The deadline for a time limit; `nil` (no deadline) for none, or for a limit that is not positive or
     /// longer than about 31 years, as `URLSession` treats such values: no deadline can overflow the clock.
     static func deadline(_ limit: Duration?) -> Duration? {

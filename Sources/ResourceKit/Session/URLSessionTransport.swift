@@ -27,7 +27,10 @@ public struct URLSessionTransport: HTTPTransport {
     /// The session that runs the data tasks.
     public let session: URLSession
     /// Why no request can run on `session`, if its configuration would crash `URLSession`.
-    private let unusable: String?
+    let unusable: String?
+    /// The session of streamed requests, made on first use: `URLSession` on Linux hands a body over as it
+    /// arrives only to a session's delegate, never to a task's.
+    let streaming: StreamingSession
 
     /// The message of the error for a connection closed before any byte of a response.
     static let closedBeforeAnsweringMessage = "the server closed the connection before answering"
@@ -43,6 +46,7 @@ public struct URLSessionTransport: HTTPTransport {
     /// - Parameter session: The session to use.
     public init(session: URLSession) {
         self.session = session
+        self.streaming = StreamingSession(configuration: session.configuration)
         #if canImport(FoundationNetworking)
             let timeout = session.configuration.timeoutIntervalForRequest
             self.unusable =
@@ -152,7 +156,7 @@ public struct URLSessionTransport: HTTPTransport {
         return try result.get()
     }
 
-    private static func result(
+    static func result(
         data: Data?,
         response: URLResponse?,
         error: (any Error)?,
@@ -182,7 +186,7 @@ public struct URLSessionTransport: HTTPTransport {
         return .success(Self.response(http, body: data ?? Data()))
     }
 
-    private static func response(_ http: HTTPURLResponse, body: Data) -> HTTPResponse {
+    static func response(_ http: HTTPURLResponse, body: Data) -> HTTPResponse {
         var headers = HTTPHeaders()
         for (name, value) in http.allHeaderFields {
             if let name = name as? String, let value = value as? String { headers[name] = value }

@@ -1,0 +1,205 @@
+#if canImport(FoundationNetworking)
+    import Foundation
+    public import FoundationNetworking
+#else
+    public import Foundation
+#endif
+
+extension URLSessionTransport {
+    /// Runs a data task whose body arrives as it comes, on a session of this transport's configuration with
+    /// a delegate. Redirects and authentication challenges come back as their responses, as with
+    /// ``send(_:)``.
+    ///
+    /// `URLSession` on Linux cannot stop reading a response: what arrives faster than the body is read waits
+    /// in memory.
+    public func stream(_ request: URLRequest) async throws(NetworkError) -> StreamedResponse {
+        if let unusable { throw .invalidRequest(unusable) }
+        var request = request
+        let timeout = Self.inactivityTimeout(request.timeoutInterval)
+        if timeout != request.timeoutInterval { request.timeoutInterval = timeout }
+        return try await streaming.start(request)
+    }
+}
+
+/// The `URLSession` of a transport's streamed requests and its delegate, which routes each task's events to
+/// the task's own ``StreamedTask``.
+final class StreamingSession: Sendable {
+    private let configuration: URLSessionConfiguration
+    private let router = StreamingRouter()
+    private let session = Locked<URLSession?>(nil)
+
+    init(configuration: URLSessionConfiguration) {
+        // A copy: the transport's session keeps its own.
+        self.configuration = (configuration.copy() as? URLSessionConfiguration) ?? configuration
+        #if canImport(FoundationNetworking)
+            // See `URLSessionTransport.init(session:)`: a cache can crash a request cancelled as it completes.
+            self.configuration.urlCache = nil
+        #endif
+    }
+
+    deinit { session.withLock { $0?.finishTasksAndInvalidate() } }
+
+    private var urlSession: URLSession {
+        session.withLock { session in
+            if let session { return session }
+            let queue = OperationQueue()
+            queue.maxConcurrentOperationCount = 1
+            let made = URLSession(configuration: configuration, delegate: router, delegateQueue: queue)
+            session = made
+            return made
+        }
+    }
+
+    /// Starts the request; returns when its head arrived.
+    func start(_ request: URLRequest) async throws(NetworkError) -> StreamedResponse {
+        let task = urlSession.dataTask(with: request)
+        let streamed = StreamedTask(task)
+        router.register(streamed, for: task.taskIdentifier)
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                streamed.awaitHead(continuation)
+                task.resume()
+            }
+        } onCancel: {
+            streamed.stop()
+        }
+        return try result.get()
+    }
+}
+
+/// One streamed request: its head, then its body.
+final class StreamedTask: Sendable {
+    private struct State {
+        var head: CheckedContinuation<Result<StreamedResponse, NetworkError>, Never>?
+        var writer: ResponseBody.Writer?
+        var challenged: HTTPURLResponse?
+        /// The reader or the caller stopped the task.
+        var isStopped = false
+    }
+
+    private let task: URLSessionDataTask
+    private let state = Locked(State())
+
+    init(_ task: URLSessionDataTask) { self.task = task }
+
+    func awaitHead(_ continuation: CheckedContinuation<Result<StreamedResponse, NetworkError>, Never>) {
+        state.withLock { $0.head = continuation }
+    }
+
+    /// Cancels the task for the reader or the caller.
+    func stop() {
+        state.withLock { $0.isStopped = true }
+        task.cancel()
+    }
+
+    func challenged(by response: HTTPURLResponse) { state.withLock { $0.challenged = response } }
+
+    /// The head arrived: the caller gets it, with a body its chunks go to.
+    func received(_ response: URLResponse) {
+        guard let http = response as? HTTPURLResponse else {
+            finish(.transport(code: .badServerResponse, message: "the response is not an HTTP response"))
+            task.cancel()
+            return
+        }
+        let (body, writer) = ResponseBody.makeStream()
+        writer.onTermination { [weak self] in self?.stop() }
+        let head = state.withLock { state in
+            state.writer = writer
+            return state.head.take()
+        }
+        let response = URLSessionTransport.response(http, body: Data())
+        head?.resume(
+            returning: .success(
+                StreamedResponse(
+                    statusCode: response.statusCode, headers: response.headers, url: response.url, body: body)))
+    }
+
+    func received(_ data: Data) {
+        guard let writer = state.withLock({ $0.writer }) else { return }
+        if !writer.yield(data) { task.cancel() }
+    }
+
+    /// The task ended: before its head, the caller gets the error (or the challenge's response); after it,
+    /// the body ends.
+    func completed(with error: (any Error)?) {
+        let (head, writer, challenged, isStopped) = state.withLock { state in
+            (state.head.take(), state.writer.take(), state.challenged, state.isStopped)
+        }
+        if let head {
+            switch URLSessionTransport.result(
+                data: nil, response: nil, error: error ?? URLError(.badServerResponse), challenged: challenged,
+                cancelled: false)
+            {
+            case .success(let response):
+                head.resume(
+                    returning: .success(
+                        StreamedResponse(
+                            statusCode: response.statusCode, headers: response.headers, url: response.url,
+                            body: ResponseBody(Data()))))
+            case .failure(let failure):
+                head.resume(returning: .failure(failure))
+            }
+        }
+        // A rejected challenge ends the task as cancelled, after its response's head and body: that body is
+        // complete.
+        let failure = error.map { NetworkError($0) }
+        writer?.finish(throwing: challenged != nil && !isStopped && failure == .cancelled ? nil : failure)
+    }
+
+    private func finish(_ error: NetworkError) {
+        let head = state.withLock { $0.head.take() }
+        head?.resume(returning: .failure(error))
+    }
+}
+
+/// The delegate of a transport's streaming session.
+private final class StreamingRouter: NSObject, URLSessionDataDelegate, Sendable {
+    private let tasks = Locked<[Int: StreamedTask]>([:])
+
+    func register(_ task: StreamedTask, for identifier: Int) { tasks.withLock { $0[identifier] = task } }
+
+    private func task(_ identifier: Int) -> StreamedTask? { tasks.withLock { $0[identifier] } }
+
+    func urlSession(
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        task(dataTask.taskIdentifier)?.received(response)
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        task(dataTask.taskIdentifier)?.received(data)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let streamed = tasks.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+        streamed?.completed(with: error)
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        guard let response = challenge.failureResponse as? HTTPURLResponse else {
+            completionHandler(.performDefaultHandling, nil)
+            return
+        }
+        self.task(task.taskIdentifier)?.challenged(by: response)
+        completionHandler(.rejectProtectionSpace, nil)
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import ResourceKit
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// `session.bytes(_:)` on `URLSessionTransport`, against httpbin over real sockets.
+@Suite(.enabled(if: HTTPBin.isConfigured, HTTPBin.skipReason), .timeLimit(.minutes(2)))
+struct StreamingHTTPBinTests {
+    let session = HTTPBin.session(adapters: [])
+
+    @Test func streamBytesArriveInSeveralChunksAndAddUp() async throws {
+        let response = try await session.bytes(
+            Endpoint(.get, "stream-bytes/100000", query: ["chunk_size": "1000", "seed": "7"]))
+        #expect(response.statusCode == 200)
+        var chunks = 0
+        var total = 0
+        for try await chunk in response.body {
+            chunks += 1
+            total += chunk.count
+        }
+        #expect(total == 100_000)
+        #expect(chunks > 1)
+        // The same seed gives the same bytes through `send`.
+        let whole = try await session.data(
+            for: Endpoint(.get, "stream-bytes/100000", query: ["chunk_size": "1000", "seed": "7"]))
+        let again = try await session.bytes(
+            Endpoint(.get, "stream-bytes/100000", query: ["chunk_size": "1000", "seed": "7"]))
+        #expect(try await again.body.collect(upTo: 1 << 20) == whole)
+    }
+
+    @Test func aDripArrivesOverTimeChunkByChunk() async throws {
+        // Five bytes over two seconds: the head comes at once, each byte on its own.
+        let response = try await session.bytes(
+            Endpoint(.get, "drip", query: ["duration": "2", "numbytes": "5", "delay": "0", "code": "200"]))
+        #expect(response.expectedLength == 5)
+        var chunks: [Data] = []
+        for try await chunk in response.body { chunks.append(chunk) }
+        #expect(chunks.reduce(0) { $0 + $1.count } == 5)
+        #expect(chunks.count >= 2)
+    }
+
+    @Test func theTimeLimitEndsWhenTheHeadArrives() async throws {
+        // The body takes two seconds; the limit is half a second, and it is met by the head.
+        let response = try await session.bytes(
+            Endpoint(
+                .get, "drip", query: ["duration": "2", "numbytes": "4", "delay": "0"],
+                timeLimit: .milliseconds(500)))
+        #expect(try await response.body.collect(upTo: 100).count == 4)
+    }
+
+    @Test func linesOfAJSONStream() async throws {
+        let response = try await session.bytes(Endpoint(.get, "stream/4"))
+        var ids: [Int] = []
+        for try await line in response.body.lines() {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            if let id = object?["id"] as? Int { ids.append(id) }
+        }
+        #expect(ids == [0, 1, 2, 3])
+    }
+
+    @Test func bytesOfAFixedLengthBodyAndARefusedStatus() async throws {
+        let response = try await session.bytes(Endpoint(.get, "bytes/4096"))
+        #expect(response.expectedLength == 4096)
+        #expect(try await response.body.collect(upTo: 4096).count == 4096)
+        do {
+            _ = try await session.bytes(Endpoint(.get, "status/418"))
+            Issue.record("a 418 passed validation")
+        } catch {
+            #expect(error.statusCode == 418)
+        }
+    }
+
+    @Test func aRedirectIsFollowedByTheSession() async throws {
+        let response = try await session.bytes(
+            Endpoint(.get, "redirect-to", query: ["url": "/bytes/10", "status_code": "302"]))
+        #expect(response.url?.path == "/bytes/10")
+        #expect(try await response.body.collect(upTo: 10).count == 10)
+    }
+
+    @Test func anAuthenticationChallengeComesBackAsItsResponse() async throws {
+        do {
+            _ = try await session.bytes(Endpoint(.get, "basic-auth/ann/secret", timeLimit: .seconds(5)))
+            Issue.record("a 401 passed validation")
+        } catch {
+            #expect(error.statusCode == 401)
+        }
+    }
+
+    @Test func cancellingTheReaderEndsALongTransfer() async throws {
+        // Thirty bytes over thirty seconds; the reader stops after the first.
+        let response = try await session.bytes(
+            Endpoint(.get, "drip", query: ["duration": "30", "numbytes": "30", "delay": "0"]))
+        let gotFirst = AsyncStream<Void>.makeStream()
+        let reader = Task {
+            var iterator = response.body.makeAsyncIterator()
+            _ = try await iterator.next()
+            gotFirst.continuation.yield()
+            while try await iterator.next() != nil {}
+        }
+        for await _ in gotFirst.stream { break }
+        reader.cancel()
+        do {
+            try await reader.value
+            Issue.record("a cancelled reader read to the end")
+        } catch let error as NetworkError {
+            #expect(error == .cancelled)
+        }
+    }
+
+    @Test func aServerThatIsNotThereFailsBeforeTheHead() async throws {
+        let session = NetworkSession(
+            baseURL: "http://127.0.0.1:9/", transport: URLSessionTransport(timeout: .seconds(5)))
+        do {
+            _ = try await session.bytes(Endpoint(.get, "anything"))
+            Issue.record("a closed port answered")
+        } catch {
+            #expect(error.code == .transport)
+        }
+    }
+}
