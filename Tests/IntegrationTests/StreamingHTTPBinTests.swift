@@ -121,3 +121,57 @@ struct StreamingHTTPBinTests {
         }
     }
 }
+
+/// `session.download(_:to:progress:)` against httpbin's `/range`, whose bytes are `a` to `z` over and over
+/// and which answers `Range` with `206`.
+@Suite(.enabled(if: HTTPBin.isConfigured, HTTPBin.skipReason), .timeLimit(.minutes(2)))
+struct DownloadHTTPBinTests {
+    let session = HTTPBin.session(adapters: [])
+
+    static func expected(_ count: Int) -> Data { Data((0..<count).map { UInt8(ascii: "a") + UInt8($0 % 26) }) }
+
+    static func scratch() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("downloads-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    @Test func aDownloadLandsWhole() async throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let destination = directory.appendingPathComponent("range.txt")
+        let progress = TransferProgress()
+        let file = try await session.download(Endpoint(.get, "range/5000"), to: destination, progress: progress)
+        #expect(file.byteCount == 5000)
+        #expect(try Data(contentsOf: destination) == Self.expected(5000))
+        #expect(progress.status == TransferProgress.Status(completedBytes: 5000, expectedBytes: 5000, isFinished: true))
+    }
+
+    @Test func aCancelledDownloadResumesFromWhereItStopped() async throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let destination = directory.appendingPathComponent("range.txt")
+        // 2,000 bytes in chunks of 100 over four seconds: cancelled once some have come.
+        let progress = TransferProgress(interval: .zero)
+        let updates = progress.updates()
+        let slow = Task {
+            try await session.download(
+                Endpoint(.get, "range/2000", query: ["duration": "4", "chunk_size": "100"]), to: destination,
+                progress: progress)
+        }
+        for await status in updates where status.completedBytes >= 100 { break }
+        slow.cancel()
+        do {
+            _ = try await slow.value
+            Issue.record("a cancelled download completed")
+        } catch let error as NetworkError {
+            #expect(error == .cancelled)
+        }
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+        let file = try await session.download(Endpoint(.get, "range/2000"), to: destination)
+        #expect(file.statusCode == 206)
+        #expect(file.resumedFrom >= 100)
+        #expect(file.resumedFrom < 2000)
+        #expect(try Data(contentsOf: destination) == Self.expected(2000))
+    }
+}

@@ -57,6 +57,8 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
         /// The session's ``Authenticator`` failed to refresh a rejected credential
         /// (``NetworkError/underlyingError`` is the refresh's error).
         public static let authenticationFailed = Code("authenticationFailed")
+        /// A file of a transfer could not be read or written: ``NetworkError/file(_:)``.
+        public static let file = Code("file")
 
         /// The code's name.
         public var description: String { name }
@@ -89,6 +91,7 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
         case invalidResponse(String)
         case superseded
         case authenticationFailed(NetworkError)
+        case file(String)
     }
 
     @usableFromInline let kind: Kind
@@ -168,6 +171,11 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
         NetworkError(kind: .authenticationFailed(error))
     }
 
+    /// A file of a transfer could not be read or written: a download's destination is not in an existing
+    /// directory, the disk is full, an upload's file is missing or unreadable.
+    /// - Parameter detail: Which file, and what went wrong.
+    public static func file(_ detail: String) -> NetworkError { NetworkError(kind: .file(detail)) }
+
     /// What went wrong.
     public var code: Code {
         switch kind {
@@ -183,6 +191,7 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
         case .invalidResponse: .invalidResponse
         case .superseded: .superseded
         case .authenticationFailed: .authenticationFailed
+        case .file: .file
         }
     }
 
@@ -191,7 +200,7 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
     public var message: String {
         switch kind {
         case .invalidURL(let detail), .invalidRequest(let detail), .encoding(let detail),
-            .invalidResponse(let detail):
+            .invalidResponse(let detail), .file(let detail):
             detail
         case .transport(_, let message), .decoding(_, _, let message): message
         case .server(let error): error.message
@@ -264,6 +273,8 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
             return "A newer operation replaced what this one worked on"
         case .authenticationFailed(let error):
             return "Authentication failed: \(error)"
+        case .file(let detail):
+            return "File error: \(detail)"
         }
     }
 
@@ -273,7 +284,8 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
     public static func == (lhs: NetworkError, rhs: NetworkError) -> Bool {
         switch (lhs.kind, rhs.kind) {
         case (.invalidURL(let a), .invalidURL(let b)), (.invalidRequest(let a), .invalidRequest(let b)),
-            (.encoding(let a), .encoding(let b)), (.invalidResponse(let a), .invalidResponse(let b)):
+            (.encoding(let a), .encoding(let b)), (.invalidResponse(let a), .invalidResponse(let b)),
+            (.file(let a), .file(let b)):
             return a == b
         case (.transport(let code, let message), .transport(let otherCode, let otherMessage)):
             return code == otherCode && message == otherMessage

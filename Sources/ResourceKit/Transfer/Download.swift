@@ -1,0 +1,282 @@
+public import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A body downloaded to a file: what ``NetworkSession/download(_:to:progress:)`` returns.
+public struct DownloadedFile: Sendable, Equatable {
+    /// The file: the destination you gave.
+    public var url: URL
+    /// The status of the response that completed it: `200`, or `206` for a resumed download.
+    public var statusCode: Int
+    /// That response's headers.
+    public var headers: HTTPHeaders
+    /// The file's size.
+    public var byteCount: Int
+    /// How many bytes an earlier, interrupted download had left that this one kept; 0 when it started over.
+    public var resumedFrom: Int
+}
+
+extension NetworkSession {
+    /// Downloads the endpoint's response body to `destination`, resuming an interrupted download of it.
+    ///
+    /// The body is written as it arrives to a partial file beside the destination (`.<name>.partial`), which
+    /// takes the destination's name, replacing any file there, only once complete and flushed to disk: the
+    /// destination never holds a partial body. When a download fails midway and the response named a
+    /// validator (a strong `ETag`, or `Last-Modified`), the partial file and the validator stay, and the next
+    /// download to the same destination asks only for the rest (`Range`, with `If-Range`): a `206` continues
+    /// the file, a `200` (the resource changed, or the server ignores ranges) starts it over. Without a
+    /// validator nothing is resumed.
+    ///
+    /// A streamed request: the time limit ends when the head arrives (see ``bytes(_:)``).
+    /// - Parameters:
+    ///   - endpoint: What to download.
+    ///   - destination: A file URL in an existing directory.
+    ///   - progress: Where to report the bytes written; see ``TransferProgress``.
+    /// - Returns: The downloaded file.
+    /// - Throws: ``NetworkError/file(_:)`` when the destination is not a file URL in an existing directory,
+    ///   or a write fails (the disk is full); ``NetworkError/invalidResponse(_:)`` when the body is shorter or
+    ///   longer than announced, or a `206` does not continue the partial file; or the request's error.
+    public nonisolated func download(
+        _ endpoint: Endpoint,
+        to destination: URL,
+        progress: TransferProgress? = nil
+    ) async throws(NetworkError) -> DownloadedFile {
+        let files = try DownloadFiles(destination)
+        do throws(NetworkError) {
+            let file = try await download(endpoint, files: files, progress: progress, resuming: true)
+            progress?.finish()
+            return file
+        } catch {
+            progress?.finish()
+            throw error
+        }
+    }
+
+    private nonisolated func download(
+        _ endpoint: Endpoint,
+        files: DownloadFiles,
+        progress: TransferProgress?,
+        resuming: Bool
+    ) async throws(NetworkError) -> DownloadedFile {
+        var request = endpoint
+        let resume = resuming ? files.resumePoint() : nil
+        if let resume {
+            request.headers["Range"] = "bytes=\(resume.offset)-"
+            request.headers["If-Range"] = resume.validator
+        }
+        let response: StreamedResponse
+        do {
+            response = try await bytes(request)
+        } catch {
+            // Asked for more than there is: the partial file may hold it all; otherwise start over.
+            guard let resume, error.statusCode == 416 else { throw error }
+            if let total = ContentRange.total(in: error.headers?["Content-Range"]), total == resume.offset {
+                try files.complete()
+                return DownloadedFile(
+                    url: files.destination, statusCode: 416, headers: error.headers ?? HTTPHeaders(),
+                    byteCount: resume.offset, resumedFrom: resume.offset)
+            }
+            return try await download(endpoint, files: files, progress: progress, resuming: false)
+        }
+        var offset = 0
+        var total = response.expectedLength
+        if response.statusCode == 206, let resume {
+            guard let range = ContentRange(response.headers["Content-Range"]), range.start == resume.offset else {
+                response.body.cancel()
+                files.discard()
+                throw .invalidResponse("a 206 that does not continue the partial download")
+            }
+            offset = resume.offset
+            total = range.total ?? response.expectedLength.map { $0 + offset }
+        }
+        let writer = try files.open(keeping: offset)
+        try files.remember(DownloadFiles.validator(in: response.headers))
+        progress?.start(completed: offset, expected: total)
+        var written = offset
+        do throws(NetworkError) {
+            for try await chunk in response.body {
+                try writer.write(chunk)
+                written += chunk.count
+                progress?.advance(by: chunk.count)
+            }
+        } catch {
+            response.body.cancel()
+            writer.close()
+            throw error
+        }
+        if let total, written != total {
+            writer.close()
+            throw .invalidResponse("the body ended after \(written) of the \(total) bytes announced")
+        }
+        try writer.finish()
+        try files.complete()
+        return DownloadedFile(
+            url: files.destination, statusCode: response.statusCode, headers: response.headers, byteCount: written,
+            resumedFrom: offset)
+    }
+}
+
+/// `Content-Range: bytes 100-199/1000` (or `bytes */1000` on a `416`).
+struct ContentRange {
+    var start: Int
+    var total: Int?
+
+    init?(_ text: String?) {
+        guard let text, text.hasPrefix("bytes ") else { return nil }
+        let spec = text.dropFirst("bytes ".count)
+        let parts = spec.split(separator: "/", maxSplits: 1)
+        guard let range = parts.first, let dash = range.firstIndex(of: "-"), let start = Int(range[..<dash]),
+            start >= 0
+        else { return nil }
+        self.start = start
+        self.total = parts.count == 2 ? Int(parts[1]).flatMap { $0 >= 0 ? $0 : nil } : nil
+    }
+
+    /// The total of `bytes */1000`.
+    static func total(in text: String?) -> Int? {
+        guard let text, text.hasPrefix("bytes */") else { return nil }
+        return Int(text.dropFirst("bytes */".count)).flatMap { $0 >= 0 ? $0 : nil }
+    }
+}
+
+/// A download's destination, its partial file and the partial file's validator.
+struct DownloadFiles: Sendable {
+    let destination: URL
+    let partial: URL
+    let validatorFile: URL
+
+    init(_ destination: URL) throws(NetworkError) {
+        guard destination.isFileURL, !destination.lastPathComponent.isEmpty, destination.lastPathComponent != "/"
+        else { throw .file("the destination \(destination) is not a file URL") }
+        let directory = destination.deletingLastPathComponent()
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue
+        else { throw .file("the directory \(directory.path) does not exist") }
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: destination.path, isDirectory: &isFolder), isFolder.boolValue {
+            throw .file("the destination \(destination.path) is a directory")
+        }
+        self.destination = destination
+        self.partial = directory.appendingPathComponent("." + destination.lastPathComponent + ".partial")
+        self.validatorFile = directory.appendingPathComponent(
+            "." + destination.lastPathComponent + ".partial-validator")
+    }
+
+    /// Where an interrupted download stopped, and the validator its response named.
+    func resumePoint() -> (offset: Int, validator: String)? {
+        guard let data = FileManager.default.contents(atPath: validatorFile.path),
+            let validator = String(data: data, encoding: .utf8), !validator.isEmpty,
+            let attributes = try? FileManager.default.attributesOfItem(atPath: partial.path),
+            let size = (attributes[.size] as? NSNumber)?.intValue, size > 0
+        else { return nil }
+        return (size, validator)
+    }
+
+    /// A strong `ETag`, else `Last-Modified`: what `If-Range` may name.
+    static func validator(in headers: HTTPHeaders) -> String? {
+        if let tag = headers["ETag"], !tag.hasPrefix("W/"), !tag.isEmpty { return tag }
+        return headers["Last-Modified"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// Keeps the validator for a resume, or forgets it when there is none.
+    func remember(_ validator: String?) throws(NetworkError) {
+        guard let validator else {
+            try? FileManager.default.removeItem(at: validatorFile)
+            return
+        }
+        do {
+            try Data(validator.utf8).write(to: validatorFile, options: .atomic)
+        } catch {
+            throw .file("could not write \(validatorFile.path): \(error.localizedDescription)")
+        }
+    }
+
+    /// The partial file, open for writing after its first `offset` bytes (all of it emptied when 0).
+    func open(keeping offset: Int) throws(NetworkError) -> PartialFile {
+        let descriptor = partial.path.withCString { path in
+            #if canImport(Darwin)
+                Darwin.open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+            #elseif canImport(Musl)
+                Musl.open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+            #else
+                Glibc.open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+            #endif
+        }
+        guard descriptor >= 0 else {
+            throw .file("could not open \(partial.path): \(String(cString: strerror(errno)))")
+        }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        do {
+            // A device (a test's /dev/full) cannot be truncated; a file can.
+            if ftruncate(descriptor, off_t(offset)) != 0, offset > 0 {
+                throw NetworkError.file("could not truncate \(partial.path): \(String(cString: strerror(errno)))")
+            }
+            try handle.seek(toOffset: UInt64(offset))
+        } catch {
+            try? handle.close()
+            throw .file("could not open \(partial.path): \(error)")
+        }
+        return PartialFile(handle: handle, path: partial.path)
+    }
+
+    /// The partial file takes the destination's name; the validator goes.
+    func complete() throws(NetworkError) {
+        guard rename(partial.path, destination.path) == 0 else {
+            throw .file("could not move the download to \(destination.path): \(String(cString: strerror(errno)))")
+        }
+        try? FileManager.default.removeItem(at: validatorFile)
+    }
+
+    /// Forgets the partial download.
+    func discard() {
+        try? FileManager.default.removeItem(at: partial)
+        try? FileManager.default.removeItem(at: validatorFile)
+    }
+}
+
+/// The partial file being written.
+final class PartialFile {
+    private let handle: FileHandle
+    private let path: String
+    private var isClosed = false
+
+    init(handle: FileHandle, path: String) {
+        self.handle = handle
+        self.path = path
+    }
+
+    func write(_ chunk: Data) throws(NetworkError) {
+        do {
+            try handle.write(contentsOf: chunk)
+        } catch {
+            close()
+            throw .file("could not write \(path): \(error.localizedDescription)")
+        }
+    }
+
+    /// Flushes the file to disk and closes it.
+    func finish() throws(NetworkError) {
+        do {
+            try handle.synchronize()
+            try handle.close()
+            isClosed = true
+        } catch {
+            close()
+            throw .file("could not flush \(path): \(error.localizedDescription)")
+        }
+    }
+
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        try? handle.close()
+    }
+
+    deinit { close() }
+}

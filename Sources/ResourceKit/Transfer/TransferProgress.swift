@@ -1,0 +1,123 @@
+public import Observation
+
+/// How far a transfer has come: pass one to ``NetworkSession/download(_:to:progress:)`` and watch it.
+///
+/// ``completedBytes`` and ``status`` always read exactly what was written so far. Observation (SwiftUI)
+/// and ``updates()`` hear of changes at most once per ``interval`` while bytes flow, and always of the
+/// first and the last (``Status/isFinished``), so a fast transfer does not flood its observers.
+public final class TransferProgress: Sendable, Observable {
+    /// A transfer's progress at one moment.
+    public struct Status: Sendable, Equatable, CustomStringConvertible {
+        /// Bytes done, including those of an earlier attempt a download resumed from.
+        public var completedBytes: Int
+        /// The total, when the server announced it.
+        public var expectedBytes: Int?
+        /// Whether the transfer ended, completed or not.
+        public var isFinished: Bool
+
+        /// Creates a status.
+        /// - Parameters:
+        ///   - completedBytes: Bytes done.
+        ///   - expectedBytes: The total, if known.
+        ///   - isFinished: Whether the transfer ended.
+        public init(completedBytes: Int, expectedBytes: Int? = nil, isFinished: Bool = false) {
+            self.completedBytes = completedBytes
+            self.expectedBytes = expectedBytes
+            self.isFinished = isFinished
+        }
+
+        /// The fraction done, from 0 to 1, when the total is known and not zero.
+        public var fractionCompleted: Double? {
+            guard let expectedBytes, expectedBytes > 0 else { return nil }
+            return min(1, Double(completedBytes) / Double(expectedBytes))
+        }
+
+        /// As in `1200 of 4096 bytes` or `1200 bytes, finished`.
+        public var description: String {
+            let done = expectedBytes.map { "\(completedBytes) of \($0) bytes" } ?? "\(completedBytes) bytes"
+            return isFinished ? done + ", finished" : done
+        }
+    }
+
+    private struct State {
+        var status = Status(completedBytes: 0)
+        var lastPublished: ContinuousClock.Instant?
+        var streams: [UInt64: AsyncStream<Status>.Continuation] = [:]
+        var nextStream: UInt64 = 0
+    }
+
+    /// The least time between two changes observers hear of while bytes flow.
+    public let interval: Duration
+    private let state = Locked(State())
+    private let registrar = ObservationRegistrar()
+
+    /// Creates a progress to give a transfer.
+    /// - Parameter interval: The least time between two updates while bytes flow; 100 ms by default. One
+    ///   that is not positive lets every change through.
+    public init(interval: Duration = .milliseconds(100)) { self.interval = interval }
+
+    /// The progress now, exactly.
+    public var status: Status {
+        registrar.access(self, keyPath: \.status)
+        return state.withLock { $0.status }
+    }
+
+    /// Bytes done now, exactly.
+    public var completedBytes: Int { status.completedBytes }
+
+    /// A new stream of the progress: first the current status, then the changes as observers hear of them,
+    /// ending after the one that says ``Status/isFinished``. Cancelling the task that iterates it
+    /// unregisters it.
+    /// - Returns: The stream.
+    public func updates() -> AsyncStream<Status> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Status.self)
+        let id = state.withLock { state in
+            state.nextStream &+= 1
+            continuation.yield(state.status)
+            if state.status.isFinished {
+                continuation.finish()
+            } else {
+                state.streams[state.nextStream] = continuation
+            }
+            return state.nextStream
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.streams.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// The transfer (re)started: `completed` bytes are there already, of `expected`.
+    func start(completed: Int, expected: Int?) {
+        update(force: true) {
+            $0 = Status(completedBytes: completed, expectedBytes: expected)
+        }
+    }
+
+    func advance(by count: Int) {
+        update(force: false) { $0.completedBytes += count }
+    }
+
+    func finish() {
+        update(force: true) { $0.isFinished = true }
+    }
+
+    private func update(force: Bool, _ change: (inout Status) -> Void) {
+        let now = ContinuousClock.now
+        let published: (Status, [AsyncStream<Status>.Continuation])? = state.withLock { state in
+            guard !state.status.isFinished else { return nil }
+            change(&state.status)
+            if !force, let last = state.lastPublished, now - last < interval { return nil }
+            state.lastPublished = now
+            let streams = Array(state.streams.values)
+            if state.status.isFinished { state.streams = [:] }
+            return (state.status, streams)
+        }
+        guard let (status, streams) = published else { return }
+        registrar.withMutation(of: self, keyPath: \.status) {}
+        for stream in streams {
+            stream.yield(status)
+            if status.isFinished { stream.finish() }
+        }
+    }
+}

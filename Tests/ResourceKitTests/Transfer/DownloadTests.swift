@@ -1,0 +1,241 @@
+import Foundation
+import ResourceKit
+import ResourceKitTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A directory of its own for each test, removed at the end.
+private final class Scratch {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("downloads-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
+
+    /// Every name in the directory, hidden ones too.
+    var names: [String] { ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []).sorted() }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+/// A file server for one body: honours `Range` with `If-Range` against its `ETag`, and can cut the body
+/// after some bytes, once.
+private final class RangeServer: Sendable {
+    private struct State {
+        var body: Data
+        var etag: String?
+        var cutAfter: Int?
+        var rangeHeaders: [String?] = []
+    }
+    private let state: Locked<State>
+
+    init(body: Data, etag: String?, cutAfter: Int? = nil) {
+        state = Locked(State(body: body, etag: etag, cutAfter: cutAfter))
+    }
+
+    func change(to body: Data, etag: String) { state.withLock { ($0.body, $0.etag) = (body, etag) } }
+
+    /// The `Range` header of each request, in order.
+    var ranges: [String?] { state.withLock { $0.rangeHeaders } }
+
+    func respond(_ request: URLRequest) -> StreamedResponse {
+        let (body, etag, cut) = state.withLock { state in
+            state.rangeHeaders.append(request.value(forHTTPHeaderField: "Range"))
+            defer { state.cutAfter = nil }
+            return (state.body, state.etag, state.cutAfter)
+        }
+        var headers = HTTPHeaders()
+        if let etag { headers["ETag"] = etag }
+        var status = 200
+        var part = body
+        if let range = request.value(forHTTPHeaderField: "Range"), range.hasPrefix("bytes="),
+            let start = Int(range.dropFirst(6).dropLast()), request.value(forHTTPHeaderField: "If-Range") == etag
+        {
+            status = 206
+            part = body.subdata(in: start..<body.count)
+            headers["Content-Range"] = "bytes \(start)-\(body.count - 1)/\(body.count)"
+        }
+        headers["Content-Length"] = "\(part.count)"
+        let (stream, writer) = ResponseBody.makeStream()
+        if let cut {
+            writer.yield(part.prefix(cut))
+            writer.finish(throwing: .transport(code: .networkConnectionLost, message: "cut"))
+        } else {
+            writer.yield(part)
+            writer.finish()
+        }
+        return StreamedResponse(statusCode: status, headers: headers, url: request.url, body: stream)
+    }
+}
+
+@Suite(.timeLimit(.minutes(1))) struct DownloadTests {
+    let stub = StubTransport()
+    var session: NetworkSession { NetworkSession(baseURL: "http://test.local/api", transport: stub) }
+    let body = Data((0..<10).map { UInt8(ascii: "a") + $0 })
+
+    @Test func theBodyLandsAtTheDestinationWithItsProgress() async throws {
+        let scratch = try Scratch()
+        stub.stub(
+            .get, "/api/file", headers: ["Content-Length": "9"],
+            chunks: [Data("abc".utf8), Data("def".utf8), Data("ghi".utf8)])
+        let progress = TransferProgress(interval: .zero)
+        // Made before the download: the stream holds every status from the current one on.
+        let stream = progress.updates()
+        let updates = Task {
+            var seen: [String] = []
+            for await status in stream { seen.append(status.description) }
+            return seen
+        }
+        let file = try await session.download(
+            Endpoint(.get, "file"), to: scratch.file("file.txt"), progress: progress)
+        #expect(file.byteCount == 9)
+        #expect(file.resumedFrom == 0)
+        #expect(file.statusCode == 200)
+        #expect(try Data(contentsOf: scratch.file("file.txt")) == Data("abcdefghi".utf8))
+        #expect(scratch.names == ["file.txt"])
+        #expect(
+            await updates.value == [
+                "0 bytes", "0 of 9 bytes", "3 of 9 bytes", "6 of 9 bytes", "9 of 9 bytes", "9 of 9 bytes, finished",
+            ])
+        #expect(progress.completedBytes == 9)
+        #expect(progress.status.fractionCompleted == 1)
+    }
+
+    @Test func anInterruptedDownloadResumesWithTheRestOnly() async throws {
+        let scratch = try Scratch()
+        let server = RangeServer(body: body, etag: "\"v1\"", cutAfter: 4)
+        stub.stubStreaming(.get, "/api/file") { server.respond($0) }
+        let destination = scratch.file("file.bin")
+        do {
+            _ = try await session.download(Endpoint(.get, "file"), to: destination)
+            Issue.record("a cut download succeeded")
+        } catch {
+            #expect(error.transportCode == .networkConnectionLost)
+        }
+        // Nothing under the destination's name.
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+        let file = try await session.download(Endpoint(.get, "file"), to: destination)
+        #expect(file.statusCode == 206)
+        #expect(file.resumedFrom == 4)
+        #expect(file.byteCount == 10)
+        #expect(try Data(contentsOf: destination) == body)
+        #expect(server.ranges == [nil, "bytes=4-"])
+        #expect(stub.requests.last?.value(forHTTPHeaderField: "If-Range") == "\"v1\"")
+        #expect(scratch.names == ["file.bin"])
+    }
+
+    @Test func aResourceThatChangedStartsOver() async throws {
+        let scratch = try Scratch()
+        let server = RangeServer(body: body, etag: "\"v1\"", cutAfter: 4)
+        stub.stubStreaming(.get, "/api/file") { server.respond($0) }
+        let destination = scratch.file("file.bin")
+        _ = try? await session.download(Endpoint(.get, "file"), to: destination)
+        let changed = Data("0123456789AB".utf8)
+        server.change(to: changed, etag: "\"v2\"")
+        let file = try await session.download(Endpoint(.get, "file"), to: destination)
+        #expect(file.statusCode == 200)
+        #expect(file.resumedFrom == 0)
+        #expect(try Data(contentsOf: destination) == changed)
+        // It asked for the rest of v1, and got the whole of v2.
+        #expect(server.ranges == [nil, "bytes=4-"])
+    }
+
+    @Test func withoutAValidatorNothingIsResumed() async throws {
+        let scratch = try Scratch()
+        let server = RangeServer(body: body, etag: nil, cutAfter: 4)
+        stub.stubStreaming(.get, "/api/file") { server.respond($0) }
+        let destination = scratch.file("file.bin")
+        _ = try? await session.download(Endpoint(.get, "file"), to: destination)
+        let file = try await session.download(Endpoint(.get, "file"), to: destination)
+        #expect(file.resumedFrom == 0)
+        #expect(try Data(contentsOf: destination) == body)
+        #expect(server.ranges == [nil, nil])
+    }
+
+    @Test func aPartialContentThatDoesNotContinueTheFileIsRefused() async throws {
+        let scratch = try Scratch()
+        let server = RangeServer(body: body, etag: "\"v1\"", cutAfter: 4)
+        stub.stubStreaming(.get, "/api/file") { server.respond($0) }
+        let destination = scratch.file("file.bin")
+        _ = try? await session.download(Endpoint(.get, "file"), to: destination)
+        stub.stubStreaming(.get, "/api/file") { request in
+            StreamedResponse(
+                statusCode: 206, headers: ["Content-Range": "bytes 2-9/10", "ETag": "\"v1\""], url: request.url,
+                body: ResponseBody(Data("cdefghij".utf8)))
+        }
+        do {
+            _ = try await session.download(Endpoint(.get, "file"), to: destination)
+            Issue.record("a 206 from byte 2 continued a file of 4 bytes")
+        } catch {
+            #expect(error.code == .invalidResponse)
+        }
+        #expect(scratch.names.isEmpty)
+    }
+
+    @Test func aBodyShorterThanAnnouncedIsRefused() async throws {
+        let scratch = try Scratch()
+        stub.stub(.get, "/api/short", headers: ["Content-Length": "100"], chunks: [Data("only this".utf8)])
+        let destination = scratch.file("short.bin")
+        do {
+            _ = try await session.download(Endpoint(.get, "short"), to: destination)
+            Issue.record("9 bytes passed for 100")
+        } catch {
+            #expect(error.code == .invalidResponse)
+        }
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+    }
+
+    @Test func badDestinationsFailBeforeAnyRequest() async throws {
+        let scratch = try Scratch()
+        stub.stub(.get, "/api/file", body: body)
+        for destination in [
+            scratch.file("missing/file.bin"), scratch.url, URL(string: "https://example.com/file.bin")!,
+        ] {
+            do {
+                _ = try await session.download(Endpoint(.get, "file"), to: destination)
+                Issue.record("downloaded to \(destination)")
+            } catch {
+                #expect(error.code == .file, "\(destination): \(error)")
+            }
+        }
+        #expect(stub.requestCount == 0)
+    }
+
+    @Test func aFullDiskFailsClearlyAndLeavesNoFileUnderTheName() async throws {
+        guard FileManager.default.fileExists(atPath: "/dev/full") else { return }
+        let scratch = try Scratch()
+        stub.stub(.get, "/api/file", chunks: [body])
+        let destination = scratch.file("file.bin")
+        // The partial file is /dev/full: every write fails with ENOSPC.
+        try FileManager.default.createSymbolicLink(
+            atPath: scratch.file(".file.bin.partial").path, withDestinationPath: "/dev/full")
+        do {
+            _ = try await session.download(Endpoint(.get, "file"), to: destination)
+            Issue.record("a write to /dev/full succeeded")
+        } catch {
+            #expect(error.code == .file)
+            #expect(error.message.contains("space"), "\(error)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+    }
+
+    @Test func aRefusedStatusLeavesThePartialFileForLater() async throws {
+        let scratch = try Scratch()
+        let server = RangeServer(body: body, etag: "\"v1\"", cutAfter: 4)
+        stub.stubStreaming(.get, "/api/file") { server.respond($0) }
+        let destination = scratch.file("file.bin")
+        _ = try? await session.download(Endpoint(.get, "file"), to: destination)
+        stub.stub(.get, "/api/file", status: 503)
+        await #expect(throws: NetworkError.self) { try await session.download(Endpoint(.get, "file"), to: destination) }
+        stub.stubStreaming(.get, "/api/file") { server.respond($0) }
+        let file = try await session.download(Endpoint(.get, "file"), to: destination)
+        #expect(file.resumedFrom == 4)
+        #expect(try Data(contentsOf: destination) == body)
+    }
+}
