@@ -1,5 +1,13 @@
 public import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A response whose head has arrived and whose body arrives as it comes: what
 /// ``NetworkSession/bytes(_:)`` returns.
 public struct StreamedResponse: Sendable {
@@ -37,7 +45,8 @@ public struct StreamedResponse: Sendable {
 ///
 /// The chunks wait in a buffer of a bounded size until you read them. A transport that can wait for room
 /// does (`StubTransport` and your own, through ``Writer/write(_:)``); `URLSession` on Linux cannot stop
-/// reading a response, so there the buffer holds what the network delivers faster than you read. Cancelling
+/// reading a response, so ``URLSessionTransport`` puts what it outruns the reader by in an unlinked
+/// temporary file, read back in order. Cancelling
 /// the task that iterates, or dropping the body and its iterator unread, stops the transfer.
 public struct ResponseBody: AsyncSequence, Sendable, Equatable {
     /// A chunk of the body.
@@ -60,6 +69,13 @@ public struct ResponseBody: AsyncSequence, Sendable, Equatable {
     /// - Returns: The body, for the response, and its writer, for the transport.
     public static func makeStream(bufferingLimit limit: Int = 1 << 20) -> (body: ResponseBody, writer: Writer) {
         let channel = BodyChannel(limit: Swift.max(1, limit))
+        return (ResponseBody(channel: channel), Writer(channel: channel))
+    }
+
+    /// A body for a writer that cannot wait: past `limit`, chunks go to an unlinked temporary file and are
+    /// read back in order, so a slow reader costs disk instead of memory.
+    static func makeSpillingStream(bufferingLimit limit: Int = 1 << 20) -> (body: ResponseBody, writer: Writer) {
+        let channel = BodyChannel(limit: Swift.max(1, limit), spills: true)
         return (ResponseBody(channel: channel), Writer(channel: channel))
     }
 
@@ -243,12 +259,21 @@ final class BodyChannel: Sendable {
         var reader: CheckedContinuation<Result<Data?, NetworkError>, Never>?
         var writer: CheckedContinuation<Result<Void, NetworkError>, Never>?
         var onTermination: (@Sendable () -> Void)?
+        /// Where chunks past the limit go, for a writer that cannot wait; made on first use.
+        var spill: SpillFile?
+        /// Bytes in `spill` not read yet: newer than every chunk in memory.
+        var spilled = 0
     }
 
     private let state = Locked(State())
     private let limit: Int
+    /// Whether chunks offered past the limit go to a temporary file instead of memory.
+    private let spills: Bool
 
-    init(limit: Int) { self.limit = limit }
+    init(limit: Int, spills: Bool = false) {
+        self.limit = limit
+        self.spills = spills
+    }
 
     /// Adds a chunk whatever the buffer holds; `false` once the body is over for the writer.
     func offer(_ chunk: Data) -> Bool {
@@ -259,6 +284,10 @@ final class BodyChannel: Sendable {
             if let reader = state.reader {
                 state.reader = nil
                 return (true, reader)
+            }
+            // Once spilling, everything newer spills until the reader has caught up: order holds.
+            if spills, state.spilled > 0 || state.buffered + chunk.count > limit, Self.spill(chunk, in: &state) {
+                return (true, nil)
             }
             state.chunks.append(chunk)
             state.buffered += chunk.count
@@ -318,6 +347,8 @@ final class BodyChannel: Sendable {
             state.chunks = []
             state.first = 0
             state.buffered = 0
+            state.spill = nil
+            state.spilled = 0
             return (state.reader.take(), state.writer.take(), state.onTermination.take())
         }
         reader?.resume(returning: .failure(error))
@@ -352,6 +383,17 @@ final class BodyChannel: Sendable {
                         let writer = state.buffered < limit ? state.writer.take() : nil
                         return (.success(chunk), writer)
                     }
+                    if state.spilled > 0, let spill = state.spill {
+                        switch spill.read(upTo: min(state.spilled, Self.spillReadSize)) {
+                        case .success(let chunk):
+                            state.spilled -= chunk.count
+                            // Caught up: the file goes; a reader that falls behind again gets a new one.
+                            if state.spilled == 0 { state.spill = nil }
+                            return (.success(chunk), nil)
+                        case .failure(let error):
+                            return (.failure(error), nil)
+                        }
+                    }
                     if let end = state.end { return (end.map { .failure($0) } ?? .success(nil), nil) }
                     if Task.isCancelled { return (.failure(.cancelled), nil) }
                     state.reader = continuation
@@ -364,5 +406,80 @@ final class BodyChannel: Sendable {
             terminate(with: .cancelled)
         }
         return try result.get()
+    }
+
+    /// How much of the spilled body one read returns.
+    static let spillReadSize = 256 * 1024
+
+    /// Appends the chunk to the spill file, made if need be; `false` when the file cannot be made or written
+    /// (the chunk then waits in memory).
+    private static func spill(_ chunk: Data, in state: inout State) -> Bool {
+        if state.spill == nil { state.spill = SpillFile() }
+        guard let spill = state.spill, spill.append(chunk) else { return false }
+        state.spilled += chunk.count
+        return true
+    }
+
+}
+
+/// An unlinked temporary file: the part of a body its reader has not caught up with, on disk instead of in
+/// memory. It is gone with its descriptor.
+final class SpillFile: Sendable {
+    private let descriptor: Int32
+    private let offsets = Locked<(read: Int, write: Int)>((0, 0))
+
+    init?() {
+        var template = Array((NSTemporaryDirectory() + "/resourcekit-body-XXXXXX").utf8CString)
+        let descriptor = template.withUnsafeMutableBufferPointer { buffer in
+            buffer.baseAddress.map { mkstemp($0) } ?? -1
+        }
+        guard descriptor >= 0 else { return nil }
+        template.withUnsafeBufferPointer { buffer in _ = buffer.baseAddress.map { unlink($0) } }
+        self.descriptor = descriptor
+    }
+
+    deinit { close(descriptor) }
+
+    /// Writes the chunk after what was written; `false` when the disk refuses it.
+    func append(_ chunk: Data) -> Bool {
+        offsets.withLock { offsets in
+            var written = 0
+            let ok = chunk.withUnsafeBytes { bytes -> Bool in
+                guard let base = bytes.baseAddress else { return bytes.isEmpty }
+                while written < bytes.count {
+                    let count = pwrite(
+                        descriptor, base + written, bytes.count - written, off_t(offsets.write + written))
+                    if count < 0, errno == EINTR { continue }
+                    guard count > 0 else { return false }
+                    written += count
+                }
+                return true
+            }
+            if ok { offsets.write += written }
+            return ok
+        }
+    }
+
+    /// Reads the next `count` bytes written.
+    func read(upTo count: Int) -> Result<Data, NetworkError> {
+        offsets.withLock { offsets in
+            var data = Data(count: count)
+            var done = 0
+            let failure: Int32? = data.withUnsafeMutableBytes { bytes in
+                guard let base = bytes.baseAddress else { return count == 0 ? nil : EIO }
+                while done < count {
+                    let read = pread(descriptor, base + done, count - done, off_t(offsets.read + done))
+                    if read < 0, errno == EINTR { continue }
+                    guard read > 0 else { return read == 0 ? EIO : errno }
+                    done += read
+                }
+                return nil
+            }
+            if let failure {
+                return .failure(.file("could not read a spilled response body: \(String(cString: strerror(failure)))"))
+            }
+            offsets.read += done
+            return .success(data)
+        }
     }
 }

@@ -10,8 +10,8 @@ extension URLSessionTransport {
     /// a delegate. Redirects and authentication challenges come back as their responses, as with
     /// ``send(_:)``.
     ///
-    /// `URLSession` on Linux cannot stop reading a response: what arrives faster than the body is read waits
-    /// in memory.
+    /// `URLSession` on Linux cannot stop reading a response: past 1 MB unread, what arrives waits in an
+    /// unlinked temporary file, read back in order.
     public func stream(_ request: URLRequest) async throws(NetworkError) -> StreamedResponse {
         if let unusable { throw .invalidRequest(unusable) }
         var request = request
@@ -101,7 +101,8 @@ final class StreamedTask: Sendable {
             task.cancel()
             return
         }
-        let (body, writer) = ResponseBody.makeStream()
+        // URLSession cannot wait for the reader: what it outruns it by spills to disk.
+        let (body, writer) = ResponseBody.makeSpillingStream()
         writer.onTermination { [weak self] in self?.stop() }
         let head = state.withLock { state in
             state.writer = writer

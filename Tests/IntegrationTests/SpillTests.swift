@@ -1,0 +1,83 @@
+import Foundation
+import ResourceKit
+import ResourceKitTesting
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Answers one request with `count` bytes of `a` to `z` over and over, as fast as the socket takes them, and
+/// opens `delivered` once the client has read them all and closed the connection.
+private final class BulkServer: Sendable {
+    let port: UInt16
+    let delivered = AsyncLatch()
+    private let descriptor: Int32
+
+    init(count: Int) throws {
+        (descriptor, port) = try listenOnLoopback()
+        let fd = descriptor
+        let delivered = delivered
+        Thread.detachNewThread {
+            let client = accept(fd, nil, nil)
+            guard client >= 0 else { return }
+            // Read the request head, whatever it is.
+            var scratch = [UInt8](repeating: 0, count: 4096)
+            _ = recv(client, &scratch, scratch.count, 0)
+            var message = Array("HTTP/1.1 200 OK\r\nContent-Length: \(count)\r\nConnection: close\r\n\r\n".utf8)
+            message += (0..<count).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+            var offset = 0
+            while offset < message.count {
+                let written = message[offset...].withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) }
+                guard written > 0 else { break }
+                offset += written
+            }
+            // The client closes once it has read the whole body.
+            var limit = timeval(tv_sec: 20, tv_usec: 0)
+            _ = setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+            while recv(client, &scratch, scratch.count, 0) > 0 {}
+            delivered.open()
+            _ = close(client)
+        }
+    }
+
+    deinit {
+        _ = shutdown(descriptor, Int32(SHUT_RDWR))
+        _ = close(descriptor)
+    }
+}
+
+/// The temporary files this process holds open and has unlinked: the spilled bodies.
+private func spilledFiles() -> [String] {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    return names.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)") }
+        .filter { $0.contains("resourcekit-body-") && $0.hasSuffix("(deleted)") }
+}
+
+@Suite(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd")), .timeLimit(.minutes(1)))
+struct SpillTests {
+    /// URLSession on Linux reads a response whatever the reader does: past 1 MB unread, the body waits in an
+    /// unlinked file, and comes back whole and in order.
+    @Test func aBodyTheReaderDoesNotKeepUpWithSpillsToDiskAndComesBackInOrder() async throws {
+        let count = 8 << 20
+        let server = try BulkServer(count: count)
+        let session = NetworkSession(
+            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(20)))
+        let response = try await session.bytes(Endpoint(.get, "bulk"))
+        // The reader waits until URLSession has read the whole body.
+        try await server.delivered.wait()
+        var received = Data()
+        var sawSpill = false
+        for try await chunk in response.body {
+            if !sawSpill, !spilledFiles().isEmpty { sawSpill = true }
+            received.append(chunk)
+        }
+        #expect(received.count == count)
+        #expect(received == Data((0..<count).map { UInt8(ascii: "a") + UInt8($0 % 26) }))
+        #expect(sawSpill)
+        // Gone with the body.
+        #expect(spilledFiles().isEmpty)
+    }
+}
