@@ -36,6 +36,13 @@ if option("--only") == "diagnostics" {
     exit(0)
 }
 
+if option("--only") == "transfers" {
+    // Large transfers over loopback: download throughput against downloadTask, and peak memory.
+    let report = try await TransferWorkloads(megabytes: smoke ? 8 : 256, rounds: min(rounds, 3)).run()
+    report.printTable()
+    exit(0)
+}
+
 if option("--only") == "store" {
     // The store's workloads alone, for profilers and quick comparisons.
     let report = try await InProcessWorkloads(scale: smoke ? 0.02 : 1, rounds: rounds, warmup: warmup).store()
@@ -82,6 +89,8 @@ do {
     }
     print("In-process workloads…")
     report.merge(try await InProcessWorkloads(scale: smoke ? 0.02 : 1, rounds: rounds, warmup: warmup).run())
+    print("Transfers…")
+    report.merge(try await TransferWorkloads(megabytes: smoke ? 8 : 256, rounds: min(rounds, 3)).run())
 } catch {
     FileHandle.standardError.write(Data("Benchmark failed: \(error)\n".utf8))
     exit(1)

@@ -49,11 +49,60 @@ private final class BulkServer: Sendable {
     }
 }
 
+/// Answers one request with a head announcing 10 bytes, sends the first 5, and the other 5 only once `release`
+/// is signalled.
+private final class GatedServer: Sendable {
+    let port: UInt16
+    let release = DispatchSemaphore(value: 0)
+    private let descriptor: Int32
+
+    init() throws {
+        (descriptor, port) = try listenOnLoopback()
+        let fd = descriptor
+        let release = release
+        Thread.detachNewThread {
+            let client = accept(fd, nil, nil)
+            guard client >= 0 else { return }
+            var scratch = [UInt8](repeating: 0, count: 4096)
+            _ = recv(client, &scratch, scratch.count, 0)
+            let head = Array("HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\nfirst".utf8)
+            _ = head.withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) }
+            // Bounded: a test that never signals still ends.
+            _ = release.wait(timeout: .now() + 30)
+            let rest = Array("later".utf8)
+            _ = rest.withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) }
+            _ = close(client)
+        }
+    }
+
+    deinit {
+        _ = shutdown(descriptor, Int32(SHUT_RDWR))
+        _ = close(descriptor)
+    }
+}
+
 /// The temporary files this process holds open and has unlinked: the spilled bodies.
 private func spilledFiles() -> [String] {
     let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
     return names.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)") }
         .filter { $0.contains("resourcekit-body-") && $0.hasSuffix("(deleted)") }
+}
+
+/// `bytes(_:)` on `URLSessionTransport` against servers of this process.
+@Suite(.timeLimit(.minutes(1))) struct SocketStreamingTests {
+    /// The first bytes are read while the server still holds the rest back.
+    @Test func theFirstBytesArriveBeforeTheRestIsSent() async throws {
+        let server = try GatedServer()
+        let session = NetworkSession(
+            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(20)))
+        let response = try await session.bytes(Endpoint(.get, "gated"))
+        #expect(response.expectedLength == 10)
+        var iterator = response.body.makeAsyncIterator()
+        #expect(try await iterator.next() == Data("first".utf8))
+        server.release.signal()
+        #expect(try await iterator.next() == Data("later".utf8))
+        #expect(try await iterator.next() == nil)
+    }
 }
 
 @Suite(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd")), .timeLimit(.minutes(1)))

@@ -100,6 +100,7 @@ extension NetworkSession {
         progress?.start(completed: offset, expected: total)
         var written = offset
         do throws(NetworkError) {
+            // A loop that falls behind the network gets what waits in one piece (up to 256 KB): one write.
             for try await chunk in response.body {
                 try writer.write(chunk)
                 written += chunk.count

@@ -278,22 +278,20 @@ final class BodyChannel: Sendable {
     /// Adds a chunk whatever the buffer holds; `false` once the body is over for the writer.
     func offer(_ chunk: Data) -> Bool {
         if chunk.isEmpty { return state.withLock { !$0.isTerminated && $0.end == nil } }
-        let (accepted, reader) = state.withLock {
-            state -> (Bool, CheckedContinuation<Result<Data?, NetworkError>, Never>?) in
-            guard !state.isTerminated, state.end == nil else { return (false, nil) }
-            if let reader = state.reader {
-                state.reader = nil
-                return (true, reader)
-            }
+        let (accepted, reader, batch) = state.withLock {
+            state -> (Bool, CheckedContinuation<Result<Data?, NetworkError>, Never>?, Data) in
+            guard !state.isTerminated, state.end == nil else { return (false, nil, Data()) }
+            // A waiting reader has read everything: the chunk is its next.
+            if let reader = state.reader.take() { return (true, reader, chunk) }
             // Once spilling, everything newer spills until the reader has caught up: order holds.
             if spills, state.spilled > 0 || state.buffered + chunk.count > limit, Self.spill(chunk, in: &state) {
-                return (true, nil)
+                return (true, nil, Data())
             }
             state.chunks.append(chunk)
             state.buffered += chunk.count
-            return (true, nil)
+            return (true, nil, Data())
         }
-        reader?.resume(returning: .success(chunk))
+        reader?.resume(returning: .success(batch))
         return accepted
     }
 
@@ -329,6 +327,7 @@ final class BodyChannel: Sendable {
             state.end = .some(error)
             return (state.reader.take(), state.writer.take())
         }
+        // A waiting reader has read everything: it gets the end.
         reader?.resume(returning: error.map { .failure($0) } ?? .success(nil))
         writer?.resume(returning: .failure(.cancelled))
     }
@@ -365,34 +364,19 @@ final class BodyChannel: Sendable {
         if runNow { handler() }
     }
 
-    /// The next chunk; `nil` at the end.
+    /// The next chunk, or what waits in one piece for a reader that fell behind; `nil` at the end.
     func next() async throws(NetworkError) -> Data? {
         let result: Result<Data?, NetworkError> = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Data?, NetworkError>, Never>) in
                 let (now, writer) = state.withLock {
                     state -> (Result<Data?, NetworkError>?, CheckedContinuation<Result<Void, NetworkError>, Never>?) in
-                    if state.first < state.chunks.count {
-                        let chunk = state.chunks[state.first]
-                        state.chunks[state.first] = Data()
-                        state.first += 1
-                        state.buffered -= chunk.count
-                        if state.first == state.chunks.count {
-                            state.chunks.removeAll(keepingCapacity: true)
-                            state.first = 0
-                        }
-                        let writer = state.buffered < limit ? state.writer.take() : nil
-                        return (.success(chunk), writer)
-                    }
-                    if state.spilled > 0, let spill = state.spill {
-                        switch spill.read(upTo: min(state.spilled, Self.spillReadSize)) {
-                        case .success(let chunk):
-                            state.spilled -= chunk.count
-                            // Caught up: the file goes; a reader that falls behind again gets a new one.
-                            if state.spilled == 0 { state.spill = nil }
-                            return (.success(chunk), nil)
-                        case .failure(let error):
+                    if state.buffered > 0 || state.spilled > 0 {
+                        let batch = Self.takeBatch(&state)
+                        if case .some(.some(let error)) = state.end, batch.isEmpty, state.isTerminated {
                             return (.failure(error), nil)
                         }
+                        let writer = state.buffered < limit ? state.writer.take() : nil
+                        return (.success(batch), writer)
                     }
                     if let end = state.end { return (end.map { .failure($0) } ?? .success(nil), nil) }
                     if Task.isCancelled { return (.failure(.cancelled), nil) }
@@ -406,6 +390,44 @@ final class BodyChannel: Sendable {
             terminate(with: .cancelled)
         }
         return try result.get()
+    }
+
+    /// What waits, oldest first, in one piece of up to 256 KB: the chunks in memory, else a read of the spill
+    /// file. Empty when nothing waits; a failed spill read ends the body.
+    private static func takeBatch(_ state: inout State) -> Data {
+        if state.first < state.chunks.count {
+            var chunk = state.chunks[state.first]
+            state.chunks[state.first] = Data()
+            state.first += 1
+            while state.first < state.chunks.count, chunk.count + state.chunks[state.first].count <= spillReadSize {
+                chunk.append(state.chunks[state.first])
+                state.chunks[state.first] = Data()
+                state.first += 1
+            }
+            state.buffered -= chunk.count
+            if state.first == state.chunks.count {
+                state.chunks.removeAll(keepingCapacity: true)
+                state.first = 0
+            }
+            return chunk
+        }
+        guard state.spilled > 0, let spill = state.spill else { return Data() }
+        switch spill.read(upTo: min(state.spilled, spillReadSize)) {
+        case .success(let chunk):
+            state.spilled -= chunk.count
+            // Caught up: the file goes; a reader that falls behind again gets a new one.
+            if state.spilled == 0 { state.spill = nil }
+            return chunk
+        case .failure(let error):
+            state.spilled = 0
+            state.spill = nil
+            state.chunks = []
+            state.first = 0
+            state.buffered = 0
+            state.end = .some(error)
+            state.isTerminated = true
+            return Data()
+        }
     }
 
     /// How much of the spilled body one read returns.

@@ -81,9 +81,11 @@ private final class RangeServer: Sendable {
 
     @Test func theBodyLandsAtTheDestinationWithItsProgress() async throws {
         let scratch = try Scratch()
+        let piece = 256 * 1024
+        let pieces = (0..<3).map { Data(repeating: UInt8(ascii: "a") + UInt8($0), count: piece) }
+        // The writer waits after each piece until it is read: the download writes (and reports) one at a time.
         stub.stub(
-            .get, "/api/file", headers: ["Content-Length": "9"],
-            chunks: [Data("abc".utf8), Data("def".utf8), Data("ghi".utf8)])
+            .get, "/api/file", headers: ["Content-Length": "\(3 * piece)"], chunks: pieces, bufferingLimit: 1)
         let progress = TransferProgress(interval: .zero)
         // Made before the download: the stream holds every status from the current one on.
         let stream = progress.updates()
@@ -93,17 +95,18 @@ private final class RangeServer: Sendable {
             return seen
         }
         let file = try await session.download(
-            Endpoint(.get, "file"), to: scratch.file("file.txt"), progress: progress)
-        #expect(file.byteCount == 9)
+            Endpoint(.get, "file"), to: scratch.file("file.bin"), progress: progress)
+        #expect(file.byteCount == 3 * piece)
         #expect(file.resumedFrom == 0)
         #expect(file.statusCode == 200)
-        #expect(try Data(contentsOf: scratch.file("file.txt")) == Data("abcdefghi".utf8))
-        #expect(scratch.names == ["file.txt"])
+        #expect(try Data(contentsOf: scratch.file("file.bin")) == pieces.reduce(Data(), +))
+        #expect(scratch.names == ["file.bin"])
         #expect(
             await updates.value == [
-                "0 bytes", "0 of 9 bytes", "3 of 9 bytes", "6 of 9 bytes", "9 of 9 bytes", "9 of 9 bytes, finished",
+                "0 bytes", "0 of 786432 bytes", "262144 of 786432 bytes", "524288 of 786432 bytes",
+                "786432 of 786432 bytes", "786432 of 786432 bytes, finished",
             ])
-        #expect(progress.completedBytes == 9)
+        #expect(progress.completedBytes == 3 * piece)
         #expect(progress.status.fractionCompleted == 1)
     }
 

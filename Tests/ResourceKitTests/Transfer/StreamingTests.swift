@@ -27,9 +27,11 @@ private func lines(of body: ResponseBody, maximumLength: Int = 1 << 20) async th
     var session: NetworkSession { NetworkSession(baseURL: "http://test.local/api", transport: stub) }
 
     @Test func theHeadComesFirstAndTheChunksInOrder() async throws {
+        // A buffer of one byte: the writer waits after each chunk until it is read, so each read is one chunk
+        // (a reader that falls behind a faster writer takes what waits in one piece).
         stub.stub(
             .get, "/api/feed", status: 200, headers: ["Content-Length": "9", "X-Kind": "feed"],
-            chunks: [data("one"), data("two"), data("six")])
+            chunks: [data("one"), data("two"), data("six")], bufferingLimit: 1)
         let response = try await session.bytes(Endpoint(.get, "feed"))
         #expect(response.statusCode == 200)
         #expect(response.headers["x-kind"] == "feed")
@@ -50,7 +52,8 @@ private func lines(of body: ResponseBody, maximumLength: Int = 1 << 20) async th
     @Test func linesSplitAcrossChunksAtEveryKindOfBreak() async throws {
         stub.stub(
             .get, "/api/lines",
-            chunks: [data("al"), data("pha\r\nbe"), data("ta\n\n"), data("gam\u{FF}ma\r"), data("\nlast")])
+            chunks: [data("al"), data("pha\r\nbe"), data("ta\n\n"), data("gam\u{FF}ma\r"), data("\nlast")],
+            bufferingLimit: 1)
         let response = try await session.bytes(Endpoint(.get, "lines"))
         #expect(try await lines(of: response.body) == ["alpha", "beta", "", "gamÿma", "last"])
     }
@@ -118,7 +121,9 @@ private func lines(of body: ResponseBody, maximumLength: Int = 1 << 20) async th
         let clock = ManualClock()
         let session = NetworkSession(
             baseURL: "http://test.local/api", transport: stub, timeLimit: .seconds(1), clock: clock)
-        stub.stub(.get, "/api/drip", chunks: [data("a"), data("b"), data("c")], every: .seconds(10), on: clock)
+        stub.stub(
+            .get, "/api/drip", chunks: [data("a"), data("b"), data("c")], every: .seconds(10), on: clock,
+            bufferingLimit: 1)
         let response = try await session.bytes(Endpoint(.get, "drip"))
         var iterator = response.body.makeAsyncIterator()
         #expect(try await iterator.next() == data("a"))

@@ -1,0 +1,203 @@
+import Foundation
+import ResourceKit
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Large transfers over loopback from a server in this process: a download to disk against
+/// `URLSessionTransport`'s own `downloadTask`, and a body read slowly through `bytes`, with the peak memory
+/// each costs.
+struct TransferWorkloads: Sendable {
+    let megabytes: Int
+    let rounds: Int
+
+    func run() async throws -> Report {
+        var report = Report()
+        let count = megabytes << 20
+        let server = try PatternServer(bytesPerConnection: count)
+        defer { server.close() }
+        let base = "http://127.0.0.1:\(server.port)"
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("transfers-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let session = NetworkSession(
+            baseURL: base, transport: URLSessionTransport(timeout: .seconds(60)), timeLimit: nil)
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        let raw = URLSession(configuration: configuration)
+        let name = "download \(megabytes) MB to disk"
+        var ours: [Double] = []
+        var theirs: [Double] = []
+        var oursPeak: [Double] = []
+        for round in 0..<rounds {
+            let destination = directory.appendingPathComponent("ours-\(round)")
+            PeakMemory.reset()
+            let before = PeakMemory.residentMegabytes
+            let seconds = try await Self.seconds {
+                let file = try await session.download(Endpoint(.get, "file"), to: destination)
+                guard file.byteCount == count else { throw BenchmarkError("downloaded \(file.byteCount) bytes") }
+            }
+            oursPeak.append(PeakMemory.peakMegabytes - before)
+            ours.append(Double(megabytes) / seconds)
+            try? FileManager.default.removeItem(at: destination)
+            theirs.append(
+                Double(megabytes) / (try await Self.seconds { try await Self.downloadTask(raw, "\(base)/file", count) })
+            )
+        }
+        let oursMeasurement = Measurement(workload: name, variant: "session.download", unit: "MB/s", samples: ours)
+        let theirsMeasurement = Measurement(
+            workload: name, variant: "URLSession.downloadTask", unit: "MB/s", samples: theirs)
+        report.add(theirsMeasurement)
+        report.add(oursMeasurement)
+        report.add(Measurement(workload: name, variant: "peak RSS growth", unit: "MB", samples: oursPeak))
+        report.compare(
+            "download: session.download / downloadTask", oursMeasurement, over: theirsMeasurement,
+            meaning: "throughput of a \(megabytes) MB download to disk (target ≥ 0.95)")
+
+        // A reader that takes 20 ms per 4 MB: some 200 MB/s, slower than loopback.
+        var slowPeak: [Double] = []
+        for _ in 0..<rounds {
+            PeakMemory.reset()
+            let before = PeakMemory.residentMegabytes
+            let response = try await session.bytes(Endpoint(.get, "stream"))
+            var read = 0
+            var sinceNap = 0
+            for try await chunk in response.body {
+                read += chunk.count
+                sinceNap += chunk.count
+                if sinceNap >= 4 << 20 {
+                    sinceNap = 0
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            }
+            guard read == count else { throw BenchmarkError("read \(read) bytes") }
+            slowPeak.append(PeakMemory.peakMegabytes - before)
+        }
+        report.add(
+            Measurement(
+                workload: "bytes: \(megabytes) MB to a slow reader", variant: "peak RSS growth", unit: "MB",
+                samples: slowPeak))
+        report.notes.append(
+            "transfers: peak RSS growth targets ≤ 32 MB for a \(megabytes) MB download and for a slow reader")
+        return report
+    }
+
+    private static func seconds(_ body: () async throws -> Void) async throws -> Double {
+        let start = ContinuousClock.now
+        try await body()
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    /// `URLSession`'s own download to a temporary file, moved away as an app would.
+    private static func downloadTask(_ session: URLSession, _ url: String, _ count: Int) async throws {
+        guard let url = URL(string: url) else { throw BenchmarkError("bad URL") }
+        let size: Int = try await withCheckedThrowingContinuation { continuation in
+            session.downloadTask(with: url) { location, _, error in
+                if let error { return continuation.resume(throwing: error) }
+                guard let location else { return continuation.resume(throwing: BenchmarkError("no file")) }
+                let size = (try? FileManager.default.attributesOfItem(atPath: location.path)[.size] as? NSNumber)??
+                    .intValue
+                try? FileManager.default.removeItem(at: location)
+                continuation.resume(returning: size ?? -1)
+            }.resume()
+        }
+        guard size == count else { throw BenchmarkError("downloadTask wrote \(size) bytes") }
+    }
+}
+
+/// Resident memory from `/proc/self/status`; the peak can be reset (Linux).
+enum PeakMemory {
+    static func reset() {
+        guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return }
+        try? handle.write(contentsOf: Data("5".utf8))
+        try? handle.close()
+    }
+
+    static var residentMegabytes: Double { field("VmRSS:") }
+    static var peakMegabytes: Double { field("VmHWM:") }
+
+    private static func field(_ name: String) -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name) }),
+            let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
+        else { return .nan }
+        return kilobytes / 1024
+    }
+}
+
+/// An HTTP/1.1 server on 127.0.0.1 that answers every request with `bytesPerConnection` bytes from a 1 MB
+/// pattern, one request per connection, as fast as the socket takes them.
+final class PatternServer: Sendable {
+    let port: UInt16
+    private let descriptor: Int32
+
+    init(bytesPerConnection count: Int) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw BenchmarkError("socket failed") }
+        var reuse: Int32 = 1
+        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0, listen(fd, 16) == 0 else { throw BenchmarkError("bind or listen failed") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        self.port = UInt16(bigEndian: address.sin_port)
+        self.descriptor = fd
+        let pattern = [UInt8]((0..<(1 << 20)).map { UInt8(ascii: "a") + UInt8($0 % 26) })
+        Thread.detachNewThread {
+            while true {
+                let client = accept(fd, nil, nil)
+                guard client >= 0 else { return }
+                Thread.detachNewThread { Self.answer(client, count: count, pattern: pattern) }
+            }
+        }
+    }
+
+    private static func answer(_ client: Int32, count: Int, pattern: [UInt8]) {
+        var scratch = [UInt8](repeating: 0, count: 8192)
+        _ = recv(client, &scratch, scratch.count, 0)
+        let head = Array("HTTP/1.1 200 OK\r\nContent-Length: \(count)\r\nConnection: close\r\n\r\n".utf8)
+        var ok = head.withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) } == head.count
+        var left = count
+        while ok, left > 0 {
+            let size = min(left, pattern.count)
+            var offset = 0
+            while ok, offset < size {
+                let written = pattern[offset..<size].withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) }
+                ok = written > 0
+                offset += max(written, 0)
+            }
+            left -= size
+        }
+        closeDescriptor(client)
+    }
+
+    func close() {
+        _ = shutdown(descriptor, Int32(SHUT_RDWR))
+        closeDescriptor(descriptor)
+    }
+}
+
+private func closeDescriptor(_ descriptor: Int32) {
+    #if canImport(Glibc)
+        _ = Glibc.close(descriptor)
+    #elseif canImport(Darwin)
+        _ = Darwin.close(descriptor)
+    #endif
+}
