@@ -62,6 +62,9 @@ extension InMemoryBackend {
     }
 
     private func route(_ request: ParsedRequest, honouringConditions: Bool, in state: inout State) -> HTTPResponse {
+        if let file = state.files["/" + request.segments.joined(separator: "/")] {
+            return Self.serve(file.data, contentType: file.contentType, to: request)
+        }
         guard let (name, id) = match(request.segments) else {
             return Self.error(404, "The requested resource wasn't found.")
         }
@@ -92,6 +95,42 @@ extension InMemoryBackend {
         default:
             return Self.error(405, "Method not allowed.")
         }
+    }
+
+    /// A file, whole or the range the request asks for.
+    private static func serve(_ data: Data, contentType: String, to request: ParsedRequest) -> HTTPResponse {
+        guard request.method == .get || request.method == .head else { return error(405, "Method not allowed.") }
+        let tag = entityTag(of: data)
+        var headers: HTTPHeaders = ["ETag": tag, "Accept-Ranges": "bytes", "Content-Type": contentType]
+        var body = data
+        var status = 200
+        let asked = request.recorded.headers
+        if let range = asked["Range"], asked["If-Range"].map({ $0 == tag }) ?? true,
+            let (start, end) = byteRange(range)
+        {
+            guard start < data.count else {
+                headers["Content-Range"] = "bytes */\(data.count)"
+                return HTTPResponse(statusCode: 416, headers: headers)
+            }
+            let last = min(end ?? data.count - 1, data.count - 1)
+            body = data.subdata(in: start..<(last + 1))
+            status = 206
+            headers["Content-Range"] = "bytes \(start)-\(last)/\(data.count)"
+        }
+        headers["Content-Length"] = "\(body.count)"
+        return HTTPResponse(statusCode: status, headers: headers, body: request.method == .head ? Data() : body)
+    }
+
+    /// `bytes=start-` or `bytes=start-end`; `nil` for anything else (a suffix or several ranges), which a
+    /// server may ignore.
+    private static func byteRange(_ value: String) -> (Int, Int?)? {
+        guard value.hasPrefix("bytes="), !value.contains(",") else { return nil }
+        let spec = value.dropFirst("bytes=".count)
+        guard let dash = spec.firstIndex(of: "-"), let start = Int(spec[..<dash]), start >= 0 else { return nil }
+        let tail = spec[spec.index(after: dash)...]
+        if tail.isEmpty { return (start, nil) }
+        guard let end = Int(tail), end >= start else { return nil }
+        return (start, end)
     }
 
     /// Splits a path into collection name and optional id, following ``basePath``.

@@ -100,6 +100,8 @@ public final class InMemoryBackend: HTTPTransport {
         /// How many records have been written, ever: each write gets the next number, so no two versions of
         /// a record share one.
         var revision: Int64 = 0
+        /// Files served by path (decoded, with its leading `/`), and the content type of each.
+        var files: [String: (data: Data, contentType: String)] = [:]
     }
 
     let state = Locked(State())
@@ -114,6 +116,27 @@ public final class InMemoryBackend: HTTPTransport {
     public init(basePath: String = "", latency: Duration = .zero) {
         self.basePath = basePath
         state.withLock { $0.latency = latency }
+    }
+
+    /// Serves `data` at `path` for `GET` and `HEAD`, as a file server would: with an `ETag`, `Accept-Ranges:
+    /// bytes`, and ranges (`Range: bytes=start-` or `start-end`, honoured as `206` with `Content-Range` unless
+    /// an `If-Range` names another tag; `416` past the end). Replaces a file already there, which changes its
+    /// tag if the bytes differ; a ``Fault`` applies as to any request (`truncatedBody` cuts the body, so a
+    /// download can be interrupted and resumed offline).
+    /// - Parameters:
+    ///   - data: The file's bytes.
+    ///   - path: The URL path, such as `/files/report.pdf`; compared decoded.
+    ///   - contentType: Its `Content-Type`.
+    public func serve(_ data: Data, at path: String, contentType: String = "application/octet-stream") {
+        let path = path.hasPrefix("/") ? path : "/" + path
+        state.withLock { $0.files[path.removingPercentEncoding ?? path] = (data, contentType) }
+    }
+
+    /// Stops serving the file at `path`: it answers `404` again.
+    /// - Parameter path: The URL path given to ``serve(_:at:contentType:)``.
+    public func removeFile(at path: String) {
+        let path = path.hasPrefix("/") ? path : "/" + path
+        state.withLock { _ = $0.files.removeValue(forKey: path.removingPercentEncoding ?? path) }
     }
 
     /// Creates a collection, or changes its required fields.

@@ -198,7 +198,7 @@ private final class RangeServer: Sendable {
         let scratch = try Scratch()
         stub.stub(.get, "/api/file", body: body)
         for destination in [
-            scratch.file("missing/file.bin"), scratch.url, URL(string: "https://example.com/file.bin")!,
+            scratch.file("missing/file.bin"), scratch.url, try #require(URL(string: "https://example.com/file.bin")),
         ] {
             do {
                 _ = try await session.download(Endpoint(.get, "file"), to: destination)
