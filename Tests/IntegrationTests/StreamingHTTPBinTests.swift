@@ -170,3 +170,24 @@ struct DownloadHTTPBinTests {
         #expect(try Data(contentsOf: destination) == Self.expected(3000))
     }
 }
+
+/// A multipart form as httpbin parses it.
+@Suite(.enabled(if: HTTPBin.isConfigured, HTTPBin.skipReason), .timeLimit(.minutes(1)))
+struct MultipartHTTPBinTests {
+    struct Echo: Decodable {
+        var form: [String: String]
+        var files: [String: String]
+    }
+
+    @Test func fieldsAndFilesArriveAsSent() async throws {
+        var form = MultipartForm()
+        form.append("Holiday", name: "title")
+        form.append("naïve ☀︎", name: "note")
+        form.append(Data("first file".utf8), name: "one", fileName: "one.txt", contentType: "text/plain")
+        form.append(Data("second file".utf8), name: "two", fileName: "two.txt", contentType: "text/plain")
+        let echo: Echo = try await HTTPBin.session(adapters: []).send(
+            Endpoint(.post, "anything", body: .multipart(form)))
+        #expect(echo.form == ["title": "Holiday", "note": "naïve ☀︎"])
+        #expect(echo.files == ["one": "first file", "two": "second file"])
+    }
+}

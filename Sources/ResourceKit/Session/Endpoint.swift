@@ -168,6 +168,7 @@ public struct RequestBody: Sendable, Equatable {
         case json(any Encodable & Sendable)
         case data(Data, contentType: String)
         case form([URLQueryItem])
+        case multipart(MultipartForm)
     }
 
     let kind: Kind
@@ -193,11 +194,13 @@ public struct RequestBody: Sendable, Equatable {
         return false
     }
 
-    /// Raw and form bodies compare by content; JSON bodies never compare equal, as their values are opaque.
+    /// Raw, form and multipart bodies compare by content; JSON bodies never compare equal, as their values are
+    /// opaque.
     public static func == (lhs: RequestBody, rhs: RequestBody) -> Bool {
         switch (lhs.kind, rhs.kind) {
         case (.data(let a, let typeA), .data(let b, let typeB)): return a == b && typeA == typeB
         case (.form(let a), .form(let b)): return a == b
+        case (.multipart(let a), .multipart(let b)): return a == b
         default: return false
         }
     }

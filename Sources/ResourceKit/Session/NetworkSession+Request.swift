@@ -130,6 +130,8 @@ extension NetworkSession {
                 URLBuilder.encodeFormComponent(item.name) + "=" + URLBuilder.encodeFormComponent(item.value ?? "")
             }.joined(separator: "&")
             return (Data(text.utf8), "application/x-www-form-urlencoded")
+        case .multipart(let form):
+            return (try form.encoded(), form.contentType)
         }
     }
 }
