@@ -116,6 +116,8 @@ func makeSession(_ options: Options) async throws -> NetworkSession {
             (1...120).map { NewPost(title: "Post \($0)", body: "Body of post \($0)") }, into: "posts")
         print("Backend: embedded InMemoryBackend, 120 posts (pass --base-url to use a real server)")
         slowDown = { backend.setLatency($0) }
+        serveFile = { data, path in backend.serve(data, at: path) }
+        cutNextBody = { backend.injectFault(.truncatedBody) }
         return NetworkSession(
             baseURL: "http://embedded.resourcekit/api/collections", validation: PocketBaseValidation(),
             transport: backend)
@@ -262,6 +264,36 @@ func shareOnePost(_ session: NetworkSession, first: Post, inspector: Inspector?)
 /// Makes the embedded backend slow (`nil` against a real server), so the inspector can show a request in
 /// flight.
 nonisolated(unsafe) var slowDown: ((Duration) -> Void)?
+/// Serves a file from the embedded backend, and cuts its next body (`nil` against a real server).
+nonisolated(unsafe) var serveFile: ((Data, String) -> Void)?
+nonisolated(unsafe) var cutNextBody: (() -> Void)?
+
+// MARK: - Files
+
+func download(_ session: NetworkSession) async throws {
+    print("\n5. Downloading a file: cut, then resumed")
+    guard let serveFile, let cutNextBody else {
+        print("  skipped: the embedded backend serves the file")
+        return
+    }
+    let original = Data((0..<(2 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) })
+    serveFile(original, "/api/collections/files/report.bin")
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("example-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let destination = directory.appendingPathComponent("report.bin")
+    cutNextBody()
+    do {
+        _ = try await session.download(Endpoint(.get, "files/report.bin"), to: destination)
+    } catch {
+        print("  the first try was cut: \(error.short)")
+    }
+    let progress = TransferProgress()
+    let file = try await session.download(Endpoint(.get, "files/report.bin"), to: destination, progress: progress)
+    print("  the second asked for the rest: \(file.statusCode), kept \(file.resumedFrom) of \(file.byteCount) bytes")
+    print("  progress: \(progress.status)")
+    print("  the file matches the server's: \(try Data(contentsOf: destination) == original ? "yes" : "no")")
+}
 
 do {
     let options = try Options(Array(CommandLine.arguments.dropFirst()))
@@ -275,6 +307,7 @@ do {
     try await crud(session)
     await inspector?.picture("after create, update and delete")
     try await shareOnePost(session, first: first, inspector: inspector)
+    try await download(session)
     print("\nDone.")
 } catch {
     FileHandle.standardError.write(Data("Example failed: \(error)\n".utf8))
