@@ -186,6 +186,22 @@ public struct URLSessionTransport: HTTPTransport {
         return .success(Self.response(http, body: data ?? Data()))
     }
 
+    /// Answers an authentication challenge with its own response: `remember` keeps the `401` (or `407`) the
+    /// server sent, and the protection space is rejected, so the task ends and the caller gets that response.
+    /// A challenge without a response is left to `URLSession`.
+    static func reject(
+        _ challenge: URLAuthenticationChallenge,
+        _ completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void,
+        remember: (HTTPURLResponse) -> Void
+    ) {
+        guard let response = challenge.failureResponse as? HTTPURLResponse else {
+            completionHandler(.performDefaultHandling, nil)
+            return
+        }
+        remember(response)
+        completionHandler(.rejectProtectionSpace, nil)
+    }
+
     static func response(_ http: HTTPURLResponse, body: Data) -> HTTPResponse {
         var headers = HTTPHeaders()
         for (name, value) in http.allHeaderFields {
@@ -287,11 +303,9 @@ private final class TaskHandle: NSObject, URLSessionTaskDelegate, StoppableReque
         didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
-        guard let response = challenge.failureResponse as? HTTPURLResponse else {
-            completionHandler(.performDefaultHandling, nil)
-            return
+        URLSessionTransport.reject(challenge, completionHandler) { response in
+            state.withLock { $0.challenged = response }
         }
-        state.withLock { $0.challenged = response }
-        completionHandler(.rejectProtectionSpace, nil)
     }
+
 }

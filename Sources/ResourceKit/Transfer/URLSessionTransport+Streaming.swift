@@ -196,11 +196,8 @@ private final class StreamingRouter: NSObject, URLSessionDataDelegate, Sendable 
         didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
-        guard let response = challenge.failureResponse as? HTTPURLResponse else {
-            completionHandler(.performDefaultHandling, nil)
-            return
-        }
-        self.task(task.taskIdentifier)?.challenged(by: response)
-        completionHandler(.rejectProtectionSpace, nil)
+        let streamed = self.task(task.taskIdentifier)
+        URLSessionTransport.reject(challenge, completionHandler) { streamed?.challenged(by: $0) }
     }
+
 }
