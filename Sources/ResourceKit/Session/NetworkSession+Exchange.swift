@@ -278,7 +278,7 @@ extension NetworkSession {
                             statusCode: streamed.statusCode, headers: streamed.headers, url: streamed.url)
                         response.stream = streamed.body
                         if !(200..<300).contains(streamed.statusCode) {
-                            response.body = try await streamed.body.collect(upTo: Self.streamedErrorBodyLimit)
+                            response.body = try await Self.prefix(of: streamed.body, upTo: Self.streamedErrorBodyLimit)
                             response.stream = nil
                         }
                         race.finish(.success(response), fromTransport: true)
@@ -293,6 +293,19 @@ extension NetworkSession {
 
     /// How much of a streamed response that is not a success is read, for its error.
     static let streamedErrorBodyLimit = 1 << 20
+
+    /// The body's first `limit` bytes; the rest is not read (the transfer stops).
+    private static func prefix(of body: ResponseBody, upTo limit: Int) async throws(NetworkError) -> Data {
+        var data = Data()
+        for try await chunk in body {
+            data.append(chunk.prefix(limit - data.count))
+            if data.count >= limit {
+                body.cancel()
+                break
+            }
+        }
+        return data
+    }
 
     /// Runs the work `start` begins against the deadline (if any) and the caller's cancellation, whichever
     /// ends first; `start` returns what stops the work.

@@ -191,7 +191,7 @@ public actor NetworkSession {
     /// the head arrives. The body is then yours to read, as chunks or as ``ResponseBody/lines(maximumLength:)``,
     /// with no time limit of the session's: a body that stops arriving fails by the transport's inactivity
     /// timeout (60 s for ``URLSessionTransport``). A status the validation provider rejects fails here, its
-    /// body (up to 1 MB) read for the error, as with ``response(for:)``. Cancelling the task that reads the
+    /// body's first megabyte read for the error, as with ``response(for:)``. Cancelling the task that reads the
     /// body, or dropping the body unread, stops the transfer.
     /// - Parameter endpoint: What to send.
     /// - Returns: The response, its body still arriving.

@@ -41,7 +41,8 @@ public struct StreamedResponse: Sendable {
     }
 }
 
-/// A response body as it arrives: an `AsyncSequence` of chunks, to be iterated once.
+/// A response body as it arrives: an `AsyncSequence` of chunks, to be iterated once. Chunks are not messages:
+/// a reader that falls behind gets what waits in one piece (up to 256 KB).
 ///
 /// The chunks wait in a buffer of a bounded size until you read them. A transport that can wait for room
 /// does (`StubTransport` and your own, through ``Writer/write(_:)``); `URLSession` on Linux cannot stop

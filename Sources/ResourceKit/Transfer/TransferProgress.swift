@@ -1,6 +1,7 @@
 public import Observation
 
-/// How far a transfer has come: pass one to ``NetworkSession/download(_:to:progress:)`` and watch it.
+/// How far a transfer has come: pass one to ``NetworkSession/download(_:to:progress:)`` and watch it. Use one
+/// per transfer: once finished, it changes no more.
 ///
 /// ``completedBytes`` and ``status`` always read exactly what was written so far. Observation (SwiftUI)
 /// and ``updates()`` hear of changes at most once per ``interval`` while bytes flow, and always of the

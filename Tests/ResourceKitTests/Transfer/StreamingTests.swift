@@ -193,6 +193,25 @@ private func lines(of body: ResponseBody, maximumLength: Int = 1 << 20) async th
         }
     }
 
+    @Test func aRejectedStatusWithAHugeBodyKeepsItsFirstMegabyte() async throws {
+        let megabyte = 1 << 20
+        stub.stub(
+            .get, "/api/huge", status: 500,
+            chunks: [
+                Data(repeating: 1, count: megabyte - 10), Data(repeating: 2, count: 20), Data(repeating: 3, count: 5),
+            ],
+            bufferingLimit: 1)
+        do {
+            _ = try await session.bytes(Endpoint(.get, "huge"))
+            Issue.record("a 500 passed validation")
+        } catch {
+            #expect(error.statusCode == 500)
+            #expect(error.body?.count == megabyte)
+            #expect(error.body?.suffix(10) == Data(repeating: 2, count: 10))
+        }
+        #expect(stub.cancellationCount == 1)
+    }
+
     @Test func redirectsAndRetriesApplyUntilTheHead() async throws {
         stub.stub(.get, "/api/old", status: 302, headers: ["Location": "/api/flaky"], chunks: [data("moved")])
         let attempts = Locked(0)
