@@ -1,0 +1,238 @@
+public import Synchronization
+
+/// Where a session's diagnostic events go: nowhere, at the cost of one atomic load, until someone listens.
+///
+/// Every listener's unread records live here, under one lock: recording an event takes that lock once,
+/// whatever the number of listeners. A consumer takes its records in batches: a waiting consumer is woken
+/// ``flushDelay`` after the first record it has not seen, with everything that came meanwhile, so a burst
+/// costs it one wake-up and the thread that emits never wakes another.
+@usableFromInline final class DiagnosticsFeed: Sendable {
+    private struct Listener {
+        let id: UInt64
+        let limit: Int
+        var pending = DiagnosticBatch()
+        /// The record array the consumer gave back, emptied, to collect the next batch in without allocating.
+        var spare: [DiagnosticRecord] = []
+        var waiter: CheckedContinuation<DiagnosticBatch?, Never>?
+        var isFlushScheduled = false
+
+        /// Appends; whether a flush must be scheduled for a waiting consumer.
+        mutating func append(_ record: consuming DiagnosticRecord, holding subject: DiagnosticSubject?) -> Bool {
+            // Past twice the limit, the oldest go at once: dropping one per event would move them all each time.
+            if pending.records.count >= 2 * limit { pending.dropOldest(pending.records.count - limit + 1) }
+            pending.append(record, holding: subject)
+            guard waiter != nil, !isFlushScheduled else { return false }
+            isFlushScheduled = true
+            return true
+        }
+
+        /// The newest `limit` pending records; the spare array collects the next ones.
+        mutating func takePending() -> DiagnosticBatch {
+            var batch = DiagnosticBatch(records: spare)
+            spare = []
+            swap(&batch, &pending)
+            if batch.records.count > limit { batch.dropOldest(batch.records.count - limit) }
+            return batch
+        }
+    }
+
+    private struct State {
+        var listeners: [Listener] = []
+        var nextID: UInt64 = 0
+    }
+
+    /// How long a waiting consumer's first event waits for company: long enough that a busy session wakes
+    /// its consumer about a hundred times a second, short enough that a person watching sees no delay.
+    static let flushDelay = Duration.milliseconds(10)
+    /// One timer for every feed of the process, on the real clock: a session's `ManualClock` must not hold
+    /// events back.
+    private static let flusher = DeadlineScheduler(timeline: Timeline(ContinuousClock()))
+    private static let now = Timeline(ContinuousClock())
+
+    @usableFromInline let listenerCount = Atomic<Int>(0)
+    private let state = Locked(State())
+
+    @usableFromInline init() {}
+
+    /// Whether anyone listens: every emitting site checks this before it builds an event.
+    @inlinable var isActive: Bool { listenerCount.load(ordering: .relaxed) > 0 }
+
+    /// Hands the record to every listener. Appended under the lock, so every listener sees events in the
+    /// order the library emitted them, from whatever thread.
+    /// - Parameters:
+    ///   - record: The event.
+    ///   - subject: What it is about; the listeners hold it for the record.
+    @usableFromInline func emit(_ record: consuming DiagnosticRecord, about subject: DiagnosticSubject?) {
+        var flushes: [UInt64] = []
+        record.subjectReference = subject.map(Unmanaged.passUnretained)
+        var record = Optional(record)
+        state.withLock { state in
+            // Copied to every listener but the last, which takes the record itself.
+            for index in state.listeners.indices {
+                guard let next = index == state.listeners.count - 1 ? record.take() : record else { break }
+                if state.listeners[index].append(next, holding: subject) { flushes.append(state.listeners[index].id) }
+            }
+        }
+        for id in flushes {
+            _ = Self.flusher.schedule(at: Self.now.now + Self.flushDelay, DiagnosticFlush(feed: self, id: id))
+        }
+    }
+
+    func events(bufferingNewest limit: Int) -> DiagnosticEvents {
+        let id = state.withLock { state in
+            state.nextID &+= 1
+            state.listeners.append(Listener(id: state.nextID, limit: max(1, limit)))
+            return state.nextID
+        }
+        listenerCount.add(1, ordering: .relaxed)
+        return DiagnosticEvents(registration: DiagnosticRegistration(feed: self, id: id))
+    }
+
+    /// Stops collecting for a listener: its sequence and iterator are gone, or its consumer was cancelled.
+    /// A consumer waiting is answered with the end.
+    func remove(_ id: UInt64) {
+        let removed = state.withLock { state -> Listener? in
+            guard let index = state.listeners.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.listeners.remove(at: index)
+        }
+        guard let removed else { return }
+        listenerCount.subtract(1, ordering: .relaxed)
+        removed.waiter?.resume(returning: nil)
+    }
+
+    /// The flush delay has passed: hands the waiting consumer what came.
+    fileprivate func flush(_ id: UInt64) {
+        let woken = state.withLock { state -> (CheckedContinuation<DiagnosticBatch?, Never>, DiagnosticBatch)? in
+            guard let index = state.listeners.firstIndex(where: { $0.id == id }) else { return nil }
+            state.listeners[index].isFlushScheduled = false
+            guard let waiter = state.listeners[index].waiter, !state.listeners[index].pending.records.isEmpty else {
+                return nil
+            }
+            state.listeners[index].waiter = nil
+            return (waiter, state.listeners[index].takePending())
+        }
+        if let (waiter, batch) = woken { waiter.resume(returning: batch) }
+    }
+
+    /// Every record not taken yet, waiting for one if there is none; `nil` once the listener ended or its
+    /// consumer was cancelled.
+    /// - Parameter spent: The consumer's previous batch, read to the end: its storage collects the next one.
+    fileprivate func take(_ id: UInt64, returning spent: consuming [DiagnosticRecord]) async -> DiagnosticBatch? {
+        var spare = spent
+        spare.removeAll(keepingCapacity: true)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<DiagnosticBatch?, Never>) in
+                let now: DiagnosticBatch?? = state.withLock { state in
+                    guard let index = state.listeners.firstIndex(where: { $0.id == id }), !Task.isCancelled else {
+                        return .some(nil)
+                    }
+                    if state.listeners[index].spare.capacity < spare.capacity {
+                        swap(&state.listeners[index].spare, &spare)
+                    }
+                    if !state.listeners[index].pending.records.isEmpty {
+                        return .some(state.listeners[index].takePending())
+                    }
+                    state.listeners[index].waiter = continuation
+                    return nil
+                }
+                guard let now else { return }
+                // Cancelled before it waited: the listener ends as if its waiter had been cancelled.
+                if now == nil { remove(id) }
+                continuation.resume(returning: now)
+            }
+        } onCancel: {
+            remove(id)
+        }
+    }
+}
+
+/// A listener's pending flush, for the process's flush timer.
+private final class DiagnosticFlush: Sendable, DeadlineAction {
+    let feed: DiagnosticsFeed
+    let id: UInt64
+
+    init(feed: DiagnosticsFeed, id: UInt64) {
+        self.feed = feed
+        self.id = id
+    }
+
+    func deadlinePassed() { feed.flush(id) }
+}
+
+/// Held by a sequence and its iterator (never by the feed): when both are gone, its `deinit` ends the
+/// listener. It can never be freed inside the feed's lock, which nothing of it reaches.
+final class DiagnosticRegistration: Sendable {
+    fileprivate let feed: DiagnosticsFeed
+    fileprivate let id: UInt64
+
+    init(feed: DiagnosticsFeed, id: UInt64) {
+        self.feed = feed
+        self.id = id
+    }
+
+    deinit { feed.remove(id) }
+}
+
+/// The events of ``NetworkSession/diagnostics(bufferingNewest:)``: an `AsyncSequence` that ends when the task
+/// iterating it is cancelled.
+///
+/// Events wait in the sequence until its consumer takes them, at most the newest `limit`; a consumer that
+/// falls behind takes them in batches, so a burst of events costs it one wake-up. The sequence stops
+/// collecting once it and its iterator are gone.
+public struct DiagnosticEvents: AsyncSequence, Sendable {
+    /// An event.
+    public typealias Element = DiagnosticEvent
+    /// The sequence never throws.
+    public typealias Failure = Never
+
+    let registration: DiagnosticRegistration
+
+    /// Makes the iterator; a sequence is meant to be iterated once.
+    public func makeAsyncIterator() -> Iterator { Iterator(registration: registration) }
+
+    /// Takes the events in order.
+    public struct Iterator: AsyncIteratorProtocol {
+        let registration: DiagnosticRegistration
+        /// The batch being read, its records newest first, so that each is moved out, never copied.
+        var batch = DiagnosticBatch()
+
+        /// The next event, waiting for one; `nil` once the iterating task is cancelled.
+        public mutating func next() async -> DiagnosticEvent? {
+            await next(isolation: nil)
+        }
+
+        /// The next event, for an isolated caller; `nil` once the iterating task is cancelled.
+        /// - Parameter actor: The caller's isolation.
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(Never) -> DiagnosticEvent? {
+            // Made while the batch holds the record's subject.
+            if let record = batch.records.popLast() { return DiagnosticEvent(record) }
+            var spent: [DiagnosticRecord] = []
+            swap(&spent, &batch.records)
+            guard let taken = await registration.feed.take(registration.id, returning: spent) else { return nil }
+            batch = taken
+            batch.records.reverse()
+            return batch.records.popLast().map(DiagnosticEvent.init)
+        }
+    }
+}
+
+/// Records, and the subjects they name, held for them: a record does not retain its subject.
+struct DiagnosticBatch: Sendable {
+    var records: [DiagnosticRecord] = []
+    /// Every subject of `records`, in order, each once per run of records that name it.
+    private var subjects: [DiagnosticSubject] = []
+
+    init(records: [DiagnosticRecord] = []) { self.records = records }
+
+    mutating func append(_ record: consuming DiagnosticRecord, holding subject: DiagnosticSubject?) {
+        if let subject, subjects.last !== subject { subjects.append(subject) }
+        records.append(record)
+    }
+
+    /// Drops the oldest `count` records. The newest `n` records name at most `n` runs of subjects: the last `n`
+    /// subjects hold them all.
+    mutating func dropOldest(_ count: Int) {
+        records.removeFirst(count)
+        if subjects.count > records.count { subjects.removeFirst(subjects.count - records.count) }
+    }
+}
