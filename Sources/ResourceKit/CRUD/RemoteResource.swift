@@ -5,6 +5,21 @@
 public protocol RemoteResource: Sendable {
     /// The value a ``Resource`` holds.
     associatedtype Value: Sendable
+
+    /// The version of a value, for the order of changes the server pushes (``ResourceStore/apply(_:as:)``):
+    /// a pushed value older than the one a holder shows never replaces it, whichever arrived first. `nil` (the
+    /// default) leaves the order to the store's ranks alone.
+    ///
+    /// Return what the server bumps on each write: PocketBase's `updated` (``ItemVersion/init(_:)-(String)``
+    /// compares such timestamps as text), a revision counter, a sequence number.
+    /// - Parameter value: The value.
+    /// - Returns: Its version, or `nil` when it has none.
+    static func version(of value: Value) -> ItemVersion?
+}
+
+extension RemoteResource {
+    /// No version: the store's ranks order the changes.
+    public static func version(of value: Value) -> ItemVersion? { nil }
 }
 
 /// A remote value that can be read.

@@ -68,10 +68,14 @@ extension ResourceStore {
                 self.released.withLock {
                     $0.append(.resource(key: key, item: item, object: identifier, remembered: remembered))
                 }
+                self.membershipChanged()
             })
         let session = session
+        var made = false
+        defer { if made { membershipChanged() } }
         return withRegistry { registry in
             if let existing = registry.resources[key]?.object as? Resource<Remote> { return existing }
+            made = true
             var machine = ResourceMachine<Remote.Value>(
                 state: .idle, timeline: session.timeline, sharing: .init(key: readKey, publishes: true))
             let cached = registry.cache.removeValue(for: item)
@@ -130,10 +134,14 @@ extension ResourceStore {
             hear: hear,
             release: { identifier in
                 self.released.withLock { $0.append(.list(key: key, itemType: itemType, object: identifier)) }
+                self.membershipChanged()
             })
         let session = session
+        var made = false
+        defer { if made { membershipChanged() } }
         return withRegistry { registry in
             if let existing = registry.lists[key]?.object as? ListResource<Remote> { return existing }
+            made = true
             let list = ListResource(session: session, request: request, link: link)
             registry.lists[key] = WeakMember(object: list)
             registry.listsByItem[itemType, default: [:]][ObjectIdentifier(list)] = WeakMember(object: list)

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One source of truth for the items of an API: one live ``Resource`` per item, one ``ListResource`` per
 /// request, and every answer about an item shown by every resource and list that holds it.
 ///
@@ -27,6 +29,11 @@ public final class ResourceStore: Sendable {
     private let registry: Locked<StoreRegistry>
     /// Freed objects, queued by their `deinit` for the next access to the registry.
     let released = Locked<[Released]>([])
+    /// Who learns that the store's live objects changed (a live source following them); see
+    /// ``membershipChanges()``.
+    let membershipWatchers = Locked<[UInt64: AsyncStream<Void>.Continuation]>([:])
+    let nextWatcher = Atomic<UInt64>(0)
+    let isWatched = Atomic<Bool>(false)
 
     /// Creates a store.
     /// - Parameters:
@@ -83,8 +90,11 @@ public final class ResourceStore: Sendable {
     }
 
     /// Hands what `origin` learnt about items to every other live holder of them.
+    /// - Parameter replaces: For news from the server's push (see ``apply(_:as:)``): whether it may replace
+    ///   the value a holder shows of its item (a version rule); `nil` leaves that to the ranks alone.
     func publish<V: Identifiable & Sendable>(
-        _ news: [ItemNews<V, V.ID>], from origin: ObjectIdentifier, label: () -> String? = { nil }
+        _ news: [ItemNews<V, V.ID>], from origin: ObjectIdentifier, label: () -> String? = { nil },
+        replaces: ((ItemNews<V, V.ID>, any Sendable) -> Bool)? = nil
     ) where V.ID: Sendable {
         let now = session.timeline.now
         let itemType = ObjectIdentifier(V.self)
@@ -92,24 +102,41 @@ public final class ResourceStore: Sendable {
         let lists: [any StoreMember] = withRegistry { registry in
             for item in news {
                 let key = StoreKey(type: itemType, id: AnyHashable(item.id))
+                if let replaces, let cached = registry.cache.peek(key), !replaces(item, cached.value) { continue }
                 registry.remember(item, of: key, now: now)
                 for (identifier, weak) in registry.resourcesByItem[key] ?? [:] where identifier != origin {
                     guard let member = weak.object else { continue }
+                    if let replaces, let known = member.known(key.id), !replaces(item, known.value) { continue }
                     resourceBatches[identifier, default: (member, [])].news.append(item.with(id: ()))
                 }
             }
             return (registry.listsByItem[itemType] ?? [:]).compactMap { $0.key == origin ? nil : $0.value.object }
         }
+        if let replaces {
+            // Each list takes only the news that may replace what it shows.
+            for list in lists {
+                let kept = news.filter { item in
+                    list.known(AnyHashable(item.id)).map { replaces(item, $0.value) } ?? true
+                }
+                if !kept.isEmpty { list.hear(kept) }
+            }
+            for (member, batch) in resourceBatches.values { member.hear(batch) }
+            emitNews(count: news.count, receivers: resourceBatches.count + lists.count, label: label, of: V.self)
+            return
+        }
         for (member, batch) in resourceBatches.values { member.hear(batch) }
         // Boxed once, not once per list.
         let boxed: any Sendable = news
         for list in lists { list.hear(boxed) }
-        if session.feed.isActive {
-            var record = DiagnosticRecord(.storeNews)
-            record.count = news.count
-            record.receivers = resourceBatches.count + lists.count
-            session.feed.emit(record, about: DiagnosticSubject(object: label(), itemType: TypeNames.name(of: V.self)))
-        }
+        emitNews(count: news.count, receivers: resourceBatches.count + lists.count, label: label, of: V.self)
+    }
+
+    private func emitNews<V>(count: Int, receivers: Int, label: () -> String?, of type: V.Type) {
+        guard session.feed.isActive else { return }
+        var record = DiagnosticRecord(.storeNews)
+        record.count = count
+        record.receivers = receivers
+        session.feed.emit(record, about: DiagnosticSubject(object: label(), itemType: TypeNames.name(of: V.self)))
     }
 
     // MARK: Invalidation

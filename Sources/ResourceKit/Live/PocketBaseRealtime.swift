@@ -1,0 +1,229 @@
+import Foundation
+import Synchronization
+
+/// PocketBase's realtime API as a live source for a store: every create, update and delete of the followed
+/// collections, pushed over server-sent events, shows in the store's resources and lists with no request.
+///
+/// ```swift
+/// let realtime = PocketBaseRealtime(session: api)        // a session whose base URL ends in /api
+///     .following(RemotePost.self, collection: "posts")
+/// let live = Task { try await realtime.run(in: store) }
+/// ```
+///
+/// - Connection: `GET realtime` as a stream of events (``NetworkSession/events(_:lastEventID:reconnect:maximumEventSize:onOpen:)``,
+///   so it reconnects after a lost connection and after PocketBase's idle close, every 5 minutes without
+///   events). Each connection's `PB_CONNECT` event names its client id.
+/// - Subscriptions: `POST realtime` with the client id and the topics of what the store holds: `posts/*` for a
+///   collection some live list holds items of, else `posts/<id>` for each record a live resource holds, and
+///   nothing for a collection nobody holds. They follow the store: a resource or list made or freed posts the
+///   new set (each post replaces the whole set on the server). The post carries the session's credentials, so
+///   the server's list and view rules decide what arrives: PocketBase checks the subscriber's rights per
+///   record.
+/// - Changes: `create`, `update` and `delete` events go to ``ResourceStore/apply(_:as:)``, ordered by the
+///   type's ``RemoteResource/version(of:)`` if it has one (return PocketBase's `updated` field). An event whose
+///   record does not decode as the type's value is skipped.
+/// - Gaps: PocketBase does not replay what a client missed, so after each reconnection (once the new
+///   subscriptions are posted) the store revalidates, once, the observed holders of every followed type.
+public struct PocketBaseRealtime: LiveSource {
+    let session: NetworkSession
+    let path: String
+    let reconnect: ReconnectPolicy
+    let onOpen: (@Sendable (Int) -> Void)?
+    var followed: [Followed] = []
+
+    /// Creates the source.
+    /// - Parameters:
+    ///   - session: The session for the realtime endpoint, with the credentials whose rights decide what
+    ///     arrives; its base URL is PocketBase's `/api`.
+    ///   - path: The realtime endpoint's path under the base URL.
+    ///   - reconnect: When to connect again after a lost connection.
+    ///   - onOpen: Called each time a connection has its client id and subscriptions, with its number (1 for
+    ///     the first); for status displays and tests.
+    public init(
+        session: NetworkSession, path: String = "realtime", reconnect: ReconnectPolicy = .standard,
+        onOpen: (@Sendable (Int) -> Void)? = nil
+    ) {
+        self.session = session
+        self.path = path
+        self.reconnect = reconnect
+        self.onOpen = onOpen
+    }
+
+    /// The source, also following `collection`, whose records are `Remote`'s values.
+    /// - Parameters:
+    ///   - type: The remote type of the collection's records: the value of its resources, the item of its lists.
+    ///   - collection: The collection's name (or id), as PocketBase's topics spell it.
+    /// - Returns: The source.
+    public func following<Remote: RemoteResource>(_ type: Remote.Type, collection: String) -> PocketBaseRealtime
+    where Remote.Value: Decodable & Identifiable, Remote.Value.ID: Sendable & LosslessStringConvertible {
+        var copy = self
+        copy.followed.append(
+            Followed(
+                collection: collection,
+                topics: { store in
+                    let holders = store.liveHolders(of: Remote.self)
+                    if holders.hasLists { return ["\(collection)/*"] }
+                    return holders.ids.map { "\(collection)/\($0.description)" }
+                },
+                apply: { store, data, decoder in
+                    let event = try decoder.decode(Event<Remote.Value>.self, from: data)
+                    switch event.action {
+                    case "create": store.apply(.created(event.record), as: Remote.self)
+                    case "update": store.apply(.updated(event.record), as: Remote.self)
+                    case "delete": store.apply(.deleted(event.record.id), as: Remote.self)
+                    default: break
+                    }
+                },
+                resync: { store in await store.invalidate(Remote.self) }))
+        return copy
+    }
+
+    /// Runs the source until the calling task is cancelled.
+    /// - Parameter store: The store whose holders show the changes.
+    /// - Throws: ``NetworkError/cancelled`` once cancelled; the stream's error when it cannot reconnect (a
+    ///   status other than those it retries, or ``ReconnectPolicy/maximumAttempts`` failed attempts).
+    public func run(in store: ResourceStore) async throws(NetworkError) {
+        let connection = Connection()
+        let (signals, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let result: Result<Void, NetworkError> = await withTaskGroup(of: Result<Void, NetworkError>?.self) { group in
+            group.addTask {
+                for await _ in store.membershipChanges() { signal.yield() }
+                return nil
+            }
+            group.addTask {
+                for await _ in signals { await synchronize(store, connection) }
+                return nil
+            }
+            group.addTask {
+                do throws(NetworkError) {
+                    try await read(into: store, connection, signal: signal)
+                    return .success(())
+                } catch {
+                    return .failure(error)
+                }
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            signal.finish()
+            return first ?? .failure(.cancelled)
+        }
+        try result.get()
+    }
+
+    /// Reads the event stream: client ids to the connection, changes to the store.
+    private func read(into store: ResourceStore, _ connection: Connection, signal: AsyncStream<Void>.Continuation)
+        async throws(NetworkError)
+    {
+        let decoder = session.decoder
+        let collections = Dictionary(followed.map { ($0.collection, $0) }, uniquingKeysWith: { first, _ in first })
+        for try await event in session.events(Endpoint(.get, path), reconnect: reconnect) {
+            if event.type == "PB_CONNECT" {
+                struct Connect: Decodable { var clientId: String }
+                guard let connect = try? decoder.decode(Connect.self, from: Data(event.data.utf8)) else { continue }
+                connection.connected(connect.clientId)
+                signal.yield()
+                continue
+            }
+            // The event's name is the topic it answers: `posts/*`, `posts/<id>`, perhaps with `?options=`.
+            let collection = event.type.prefix { $0 != "/" && $0 != "?" }
+            guard let follow = collections[String(collection)] else { continue }
+            try? follow.apply(store, Data(event.data.utf8), decoder)
+        }
+    }
+
+    /// Posts the topics of what the store holds, when they or the client changed; after a reconnection,
+    /// revalidates what is observed, once.
+    private func synchronize(_ store: ResourceStore, _ connection: Connection) async {
+        var topics: [String] = []
+        for follow in followed { topics += follow.topics(store) }
+        topics.sort()
+        guard let (clientID, number, needsPost) = connection.pending(topics) else { return }
+        if needsPost {
+            struct Subscriptions: Encodable, Sendable {
+                var clientId: String
+                var subscriptions: [String]
+            }
+            let body = Subscriptions(clientId: clientID, subscriptions: topics)
+            do {
+                _ = try await session.response(for: Endpoint(.post, path, body: .json(body)))
+            } catch {
+                // A lost client (404) reconnects and posts again; anything else posts again on the next change.
+                connection.postFailed(clientID)
+                return
+            }
+            connection.posted(topics, for: clientID)
+        }
+        guard connection.opened(clientID, number) else { return }
+        onOpen?(number)
+        if number > 1 {
+            await withTaskGroup(of: Void.self) { group in
+                for follow in followed { group.addTask { await follow.resync(store) } }
+            }
+        }
+    }
+
+    /// One followed collection, its type erased.
+    struct Followed: Sendable {
+        var collection: String
+        var topics: @Sendable (ResourceStore) -> [String]
+        var apply: @Sendable (ResourceStore, Data, JSONDecoder) throws -> Void
+        var resync: @Sendable (ResourceStore) async -> Void
+    }
+
+    struct Event<Record: Decodable>: Decodable {
+        var action: String
+        var record: Record
+    }
+
+    /// The client id of the current connection and what was posted for it.
+    final class Connection: Sendable {
+        struct State {
+            var clientID: String?
+            var connections = 0
+            var postedTopics: [String]?
+            var postedFor: String?
+            var announced = 0
+        }
+
+        let state = Mutex(State())
+
+        func connected(_ clientID: String) {
+            state.withLock { state in
+                state.clientID = clientID
+                state.connections += 1
+                state.postedTopics = nil
+            }
+        }
+
+        /// The client, its connection's number, and whether `topics` must be posted; `nil` before a client id.
+        func pending(_ topics: [String]) -> (String, Int, Bool)? {
+            state.withLock { state in
+                guard let clientID = state.clientID else { return nil }
+                return (clientID, state.connections, state.postedFor != clientID || state.postedTopics != topics)
+            }
+        }
+
+        func posted(_ topics: [String], for clientID: String) {
+            state.withLock { state in
+                guard state.clientID == clientID else { return }
+                state.postedTopics = topics
+                state.postedFor = clientID
+            }
+        }
+
+        func postFailed(_ clientID: String) {
+            state.withLock { state in
+                if state.clientID == clientID { state.postedTopics = nil }
+            }
+        }
+
+        /// Whether connection `number` of `clientID` is newly ready: its first subscriptions are posted.
+        func opened(_ clientID: String, _ number: Int) -> Bool {
+            state.withLock { state in
+                guard state.clientID == clientID, state.announced < number else { return false }
+                state.announced = number
+                return true
+            }
+        }
+    }
+}

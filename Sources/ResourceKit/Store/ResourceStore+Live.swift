@@ -1,0 +1,164 @@
+import Synchronization
+
+/// The version of a remote value: see ``RemoteResource/version(of:)``.
+///
+/// Numbers compare as numbers, text as text (by its UTF-8 bytes, which orders timestamps written the same
+/// way, like PocketBase's `2026-12-01 16:22:36.971Z`), and any number is older than any text.
+public struct ItemVersion: Sendable, Hashable, Comparable, CustomStringConvertible {
+    private enum Kind: Hashable {
+        case number(Int64)
+        case text(String)
+    }
+
+    private let kind: Kind
+
+    /// A version that is a number: a revision, a counter, a sequence number.
+    /// - Parameter number: The number; a greater one is newer.
+    public init(_ number: Int64) { kind = .number(number) }
+
+    /// A version that is text, compared byte by byte: a timestamp written with a fixed width.
+    /// - Parameter text: The text; a greater one is newer.
+    public init(_ text: String) { kind = .text(text) }
+
+    /// Whether `lhs` is older than `rhs`.
+    public static func < (lhs: ItemVersion, rhs: ItemVersion) -> Bool {
+        switch (lhs.kind, rhs.kind) {
+        case (.number(let left), .number(let right)): left < right
+        case (.text(let left), .text(let right)): left.utf8.lexicographicallyPrecedes(right.utf8)
+        case (.number, .text): true
+        case (.text, .number): false
+        }
+    }
+
+    /// The number or the text.
+    public var description: String {
+        switch kind {
+        case .number(let number): "\(number)"
+        case .text(let text): text
+        }
+    }
+}
+
+/// A change to an item that the server announced: what a live source (server-sent events, a WebSocket, a
+/// push notification) hands to ``ResourceStore/apply(_:as:)``.
+public enum LiveChange<Item: Identifiable & Sendable>: Sendable where Item.ID: Sendable {
+    /// The item was made.
+    case created(Item)
+    /// The item changed; this is its new value.
+    case updated(Item)
+    /// The item was deleted.
+    case deleted(Item.ID)
+
+    /// The item's id.
+    public var id: Item.ID {
+        switch self {
+        case .created(let item), .updated(let item): item.id
+        case .deleted(let id): id
+        }
+    }
+
+    /// The item's new value; `nil` for a deletion.
+    public var item: Item? {
+        switch self {
+        case .created(let item), .updated(let item): item
+        case .deleted: nil
+        }
+    }
+}
+
+/// What a store's live objects hold of one item type: see ``ResourceStore/liveHolders(of:)``.
+public struct LiveHolders<Item: Identifiable & Sendable>: Sendable where Item.ID: Sendable {
+    /// Whether a live list holds items of the type: a source then follows the whole collection.
+    public var hasLists: Bool
+    /// The ids of the items that live resources hold.
+    public var ids: [Item.ID]
+    /// Whether nothing live holds the type: a source then follows none of it.
+    public var isEmpty: Bool { !hasLists && ids.isEmpty }
+}
+
+extension ResourceStore {
+    /// Shows a change the server announced in every live holder of the item, with no request.
+    ///
+    /// - An update replaces the item in every resource and list that holds it, and in the value the store
+    ///   remembers for it; the value counts as just loaded, for freshness.
+    /// - A creation goes into the lists whose ``Listable/placement(ofCreated:in:)`` places it, as a create in
+    ///   the store does; a deletion removes the item from every list and empties its resources (`.idle`).
+    /// - Order: the change is newer than every answer to a request asked before it arrived, so such an answer
+    ///   arriving later never undoes it. When `Remote` tells versions (``RemoteResource/version(of:)``), a
+    ///   change older than the value a holder shows is not applied to that holder, however late it arrives;
+    ///   without versions, the change replaces what holders show (a push that lags behind a local answer shows
+    ///   the older value until the next read or push). A deletion is always applied.
+    /// - An optimistic change shown over the item stays on top until its mutation ends, as with other news.
+    ///
+    /// - Parameters:
+    ///   - change: The change.
+    ///   - type: The remote type whose value the change is of; its ``RemoteResource/version(of:)`` orders it.
+    public func apply<Remote: RemoteResource>(_ change: LiveChange<Remote.Value>, as type: Remote.Type)
+    where Remote.Value: Identifiable, Remote.Value.ID: Sendable {
+        let rank = nextRank()
+        let news: ItemNews<Remote.Value, Remote.Value.ID> =
+            switch change {
+            case .created(let item): .fact(item.id, .value(item), rank: rank, created: true)
+            case .updated(let item): .fact(item.id, .value(item), rank: rank)
+            case .deleted(let id): .fact(id, .removed, rank: rank)
+            }
+        let version = change.item.flatMap { Remote.version(of: $0) }
+        let replaces: ((ItemNews<Remote.Value, Remote.Value.ID>, any Sendable) -> Bool)? =
+            version.map { version in
+                { _, shown in
+                    guard let shown = shown as? Remote.Value, let current = Remote.version(of: shown) else {
+                        return true
+                    }
+                    return current <= version
+                }
+            }
+        publish([news], from: ObjectIdentifier(self), replaces: replaces)
+    }
+
+    /// What the store's live objects hold of `Remote`'s values: what a live source follows.
+    /// - Parameter type: The remote type whose values ``RemoteResource/Value`` to look for.
+    /// - Returns: Whether any live list holds items of that type, and the ids of the items live resources hold
+    ///   (in no particular order).
+    public func liveHolders<Remote: RemoteResource>(of type: Remote.Type) -> LiveHolders<Remote.Value>
+    where Remote.Value: Identifiable, Remote.Value.ID: Sendable {
+        let itemType = ObjectIdentifier(Remote.Value.self)
+        return withRegistry { registry in
+            let lists = (registry.listsByItem[itemType] ?? [:]).values.contains { $0.object != nil }
+            var ids: [Remote.Value.ID] = []
+            for (key, holders) in registry.resourcesByItem where key.type == itemType {
+                if let id = key.id.base as? Remote.Value.ID, holders.values.contains(where: { $0.object != nil }) {
+                    ids.append(id)
+                }
+            }
+            return LiveHolders(hasLists: lists, ids: ids)
+        }
+    }
+
+    /// A stream that yields whenever a resource or list of the store is made or freed: where a live source
+    /// learns that what it follows (``liveHolders(of:)``) may have changed. It keeps the newest signal only,
+    /// and ends when the reading task is cancelled.
+    public func membershipChanges() -> AsyncStream<Void> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let id = nextWatcher.add(1, ordering: .relaxed).newValue
+        // The flag changes under the watchers' lock, so that a watcher leaving cannot clear it after another
+        // arrived.
+        membershipWatchers.withLock { watchers in
+            watchers[id] = continuation
+            isWatched.store(true, ordering: .releasing)
+        }
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            membershipWatchers.withLock { watchers in
+                watchers[id] = nil
+                if watchers.isEmpty { isWatched.store(false, ordering: .releasing) }
+            }
+        }
+        return stream
+    }
+
+    /// Tells the watchers of ``membershipChanges()``; nearly free when there are none.
+    func membershipChanged() {
+        guard isWatched.load(ordering: .acquiring) else { return }
+        for continuation in membershipWatchers.withLock({ Array($0.values) }) { continuation.yield() }
+    }
+}
