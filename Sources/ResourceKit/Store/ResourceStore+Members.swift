@@ -7,7 +7,7 @@
     /// The read of the resource's item: the only one it may send.
     @usableFromInline let readKey: RequestKey?
     @usableFromInline let publish: @Sendable (Resource<Remote>, [ResourceNews<Remote.Value>]) -> Void
-    let refetch: @Sendable (Resource<Remote>) async -> Void
+    let refetch: @Sendable (Resource<Remote>, ReadPolicy) async -> Void
     /// Called from `deinit`, with the value to remember.
     let release: @Sendable (ObjectIdentifier, ResourceMachine<Remote.Value>.Snapshot?) -> Void
 }
@@ -58,7 +58,7 @@ extension ResourceStore {
                     news, of: item, id: id, from: ObjectIdentifier(resource), isOwnItem: isOwnItem,
                     label: { resource.cachedLabel })
             },
-            refetch: { resource in _ = try? await resource.read(id) },
+            refetch: { resource, policy in _ = try? await resource.read(id, policy: policy) },
             release: { identifier, snapshot in
                 let remembered = snapshot.map {
                     CachedItem(
@@ -167,7 +167,7 @@ extension Resource: StoreMember {
 
     var isObserved: Bool { observerCount > 0 }
 
-    func refetch() async { await link?.refetch(self) }
+    func refetch(ifStale: Bool) async { await link?.refetch(self, ifStale ? .skipIfFresh(maxAge: nil) : .always) }
 
     func known(_ id: AnyHashable) -> (value: any Sendable, rank: UInt64)? {
         storage.withLock { $0.machine.snapshot() }.map { ($0.value, $0.rank) }
@@ -187,7 +187,7 @@ extension ListResource: StoreMember {
 
     var isObserved: Bool { observerCount > 0 }
 
-    func refetch() async { _ = try? await refresh() }
+    func refetch(ifStale: Bool) async { _ = try? await refresh() }
 
     func known(_ id: AnyHashable) -> (value: any Sendable, rank: UInt64)? {
         guard let id = id.base as? Item.ID else { return nil }

@@ -191,7 +191,7 @@ public final class ResourceStore: Sendable {
         }
         let observed = members.filter { $0.markStale(everything: everything, where: matches) && $0.isObserved }
         await withTaskGroup(of: Void.self) { group in
-            for member in observed { group.addTask { await member.refetch() } }
+            for member in observed { group.addTask { await member.refetch(ifStale: false) } }
         }
     }
 }

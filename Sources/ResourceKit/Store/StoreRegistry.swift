@@ -28,8 +28,9 @@ protocol StoreMember: AnyObject, Sendable {
     func markStale(everything: Bool, where matches: (any Sendable) -> Bool) -> Bool
     /// Whether a `states` stream observes it.
     var isObserved: Bool { get }
-    /// Loads its value or first page again.
-    func refetch() async
+    /// Loads its value or first page again; `ifStale`, a resource only when its value is not fresh by its type's
+    /// `maxAge` (a list always).
+    func refetch(ifStale: Bool) async
     /// What it shows of item `id` outside any optimistic change, and that answer's rank.
     func known(_ id: AnyHashable) -> (value: any Sendable, rank: UInt64)?
     /// What a snapshot shows of it.

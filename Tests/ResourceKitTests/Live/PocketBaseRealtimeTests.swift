@@ -1,0 +1,153 @@
+import Foundation
+import ResourceKit
+import ResourceKitTesting
+import Synchronization
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The PocketBase realtime protocol on stubs: what is posted, when, and what reaches the store.
+@Suite(.timeLimit(.minutes(1))) struct PocketBaseRealtimeTests {
+    let stub = StubTransport()
+    let clock = ManualClock()
+    /// Each realtime connection's writer, in order.
+    let writers = Locked<[ResponseBody.Writer]>([])
+
+    init() {
+        let writers = writers
+        stub.stubStreaming(.get, "/api/realtime") { request in
+            let (body, writer) = ResponseBody.makeStream()
+            writers.withLock { $0.append(writer) }
+            return StreamedResponse(
+                statusCode: 200, headers: ["Content-Type": "text/event-stream"], url: request.url, body: body)
+        }
+        stub.stub(.post, "/api/realtime", status: 204)
+        stub.stub(.get, "/api/posts/42", json: json(Post(id: "42", title: "Hello")))
+        stub.stub(.get, "/api/posts", json: #"{"page":1,"perPage":50,"totalItems":1,"totalPages":1,"items":[{"id":"42","title":"Hello","body":""}]}"#)
+    }
+
+    var session: NetworkSession {
+        NetworkSession(baseURL: "http://test.local/api", transport: stub, timeLimit: nil, clock: clock)
+    }
+
+    func send(_ text: String, on connection: Int = 0) throws {
+        let writer = try #require(writers.withLock { $0.count > connection ? $0[connection] : nil })
+        #expect(writer.yield(Data(text.utf8)))
+    }
+
+    func connect(_ clientID: String, on connection: Int = 0) async throws {
+        try await waitUntil("connection \(connection)") { writers.withLock { $0.count > connection } }
+        try send("id:\(clientID)\nevent:PB_CONNECT\ndata:{\"clientId\":\"\(clientID)\"}\n\n", on: connection)
+    }
+
+    /// The subscription posts so far, as (client, topics).
+    var posts: [(String, [String])] {
+        struct Body: Decodable { var clientId: String; var subscriptions: [String] }
+        return stub.requests.filter { $0.httpMethod == "POST" }.compactMap { request in
+            request.httpBody.flatMap { try? JSONDecoder().decode(Body.self, from: $0) }.map { ($0.clientId, $0.subscriptions) }
+        }
+    }
+
+    func waitForPosts(_ count: Int) async throws {
+        try await waitUntil("\(count) subscription posts") { posts.count >= count }
+    }
+
+    var reads: Int { stub.requests.filter { $0.httpMethod == "GET" && $0.url?.path.hasSuffix("/realtime") == false }.count }
+
+    @Test func subscriptionsFollowWhatTheStoreHolds() async throws {
+        let store = ResourceStore(session: session)
+        var feed: ListResource<RemoteFeed>? = store.list(RemoteFeed.self, request: "latest")
+        let realtime = PocketBaseRealtime(session: session).following(RemotePost.self, collection: "posts")
+        let live = Task { try await realtime.run(in: store) }
+        defer { live.cancel() }
+        try await connect("c1")
+        try await waitForPosts(1)
+        #expect(posts.last?.0 == "c1")
+        #expect(posts.last?.1 == ["posts/*"])
+        // A resource while a list holds the type: the collection still covers it.
+        let post = store.resource(RemotePost.self, id: "42")
+        // The list goes: the record's own topic.
+        feed = nil
+        _ = feed
+        try await waitUntil("the record's topic") { posts.last?.1 == ["posts/42"] }
+        // Nothing held: nothing subscribed.
+        _ = consume post
+        try await waitUntil("no topics") { posts.last?.1 == [] }
+        #expect(posts.allSatisfy { $0.0 == "c1" })
+    }
+
+    @Test func changesReachTheStoreAndUndecodableOnesAreSkipped() async throws {
+        let store = ResourceStore(session: session)
+        let post = store.resource(RemotePost.self, id: "42")
+        try await post.read("42")
+        let readsBefore = reads
+        let live = Task {
+            try await PocketBaseRealtime(session: session).following(RemotePost.self, collection: "posts").run(in: store)
+        }
+        defer { live.cancel() }
+        try await connect("c1")
+        try await waitForPosts(1)
+        try send("event:posts/42\ndata:{\"action\":\"update\",\"record\":{\"id\":\"42\",\"title\":\"Pushed\",\"body\":\"\"}}\n\n")
+        try await waitUntil("the push") { post.state.value?.title == "Pushed" }
+        // A record that is not a post, an unknown collection, an unknown action, garbage: all skipped.
+        try send("event:posts/42\ndata:{\"action\":\"update\",\"record\":{\"id\":42}}\n\n")
+        try send("event:comments/*\ndata:{\"action\":\"delete\",\"record\":{\"id\":\"42\",\"title\":\"x\",\"body\":\"\"}}\n\n")
+        try send("event:posts/42\ndata:{\"action\":\"rename\",\"record\":{\"id\":\"42\",\"title\":\"x\",\"body\":\"\"}}\n\n")
+        try send("event:posts/42\ndata:not json\n\n")
+        try send("event:posts/42?options=%7B%7D\ndata:{\"action\":\"delete\",\"record\":{\"id\":\"42\",\"title\":\"Pushed\",\"body\":\"\"}}\n\n")
+        try await waitUntil("the deletion") { post.state == .idle }
+        #expect(reads == readsBefore)
+    }
+
+    @Test func aReconnectionPostsForTheNewClientAndResyncsOnce() async throws {
+        let store = ResourceStore(session: session)
+        let post = store.resource(RemotePost.self, id: "42")
+        let feed = store.list(RemoteFeed.self, request: "latest")
+        try await post.read("42")
+        try await feed.refresh()
+        let postStates = post.recordStates()
+        let feedStates = feed.recordStates()
+        defer {
+            postStates.stop()
+            feedStates.stop()
+        }
+        let opened = Locked<[Int]>([])
+        let realtime = PocketBaseRealtime(
+            session: session, reconnect: ReconnectPolicy(initialDelay: .seconds(1), jitter: .none),
+            onOpen: { number in opened.withLock { $0.append(number) } }
+        ).following(RemotePost.self, collection: "posts")
+        let live = Task { try await realtime.run(in: store) }
+        defer { live.cancel() }
+        try await connect("c1")
+        try await waitUntil("opened") { opened.withLock { $0 } == [1] }
+        let readsBefore = reads
+        // The server closes the stream (PocketBase's idle close); after 1 s the source connects again.
+        writers.withLock { $0[0] }.finish()
+        try await clock.waitForSleepers(timeout: .seconds(5)) { $0.contains(.seconds(1)) }
+        clock.advance(by: .seconds(1))
+        try await connect("c2", on: 1)
+        try await waitUntil("reopened") { opened.withLock { $0 } == [1, 2] }
+        #expect(posts.map(\.0) == ["c1", "c2"])
+        #expect(posts.last?.1 == ["posts/*"])
+        // What is observed is read again, once each: the resource and the list's first page.
+        try await waitUntil("resync") { reads == readsBefore + 2 }
+        #expect(stub.requests.suffix(2).compactMap(\.url?.path).sorted() == ["/api/posts", "/api/posts/42"])
+    }
+
+    @Test func cancellingStopsTheSource() async throws {
+        let store = ResourceStore(session: session)
+        let feed = store.list(RemoteFeed.self, request: "latest")
+        let live = Task {
+            try await PocketBaseRealtime(session: session).following(RemotePost.self, collection: "posts").run(in: store)
+        }
+        try await connect("c1")
+        try await waitForPosts(1)
+        live.cancel()
+        await #expect(throws: NetworkError.cancelled) { try await live.value }
+        _ = feed
+        clock.advance(by: .seconds(60))
+        #expect(writers.withLock { $0.count } == 1)
+    }
+}
