@@ -60,9 +60,20 @@ private final class RequestCounter: RequestAdapting, Sendable {
     var value: Int { count.load(ordering: .relaxed) }
 }
 
+/// A post of one test run: its `userId` is the run's marker.
+private struct NewLivePost: Encodable, Sendable {
+    var title: String
+    var body: String
+    var userId: Int
+    var position: Int
+}
+
 @Suite(.enabled(if: PocketBase.isConfigured, PocketBase.skipReason), .serialized, .timeLimit(.minutes(2)))
 struct PocketBaseLiveTests {
     let marker = Int.random(in: 100_000...999_999)
+    /// Positions after every seeded post, so that the suites walking the seeded posts by position never see
+    /// this run's.
+    let base = Int.random(in: 10_000_000...99_999_999)
 
     /// Device B: an anonymous session for its store, and one for its realtime connection (perhaps through a
     /// proxy), with an inactivity timeout longer than the test: PocketBase sends nothing between events.
@@ -123,15 +134,23 @@ struct PocketBaseLiveTests {
         return (a, secret)
     }
 
+    fileprivate func createPost(_ post: NewLivePost) -> Endpoint { Endpoint(.post, "posts/records", body: .json(post)) }
+
+    /// Deletes the posts this run made.
+    func cleanUp(_ a: NetworkSession) async throws {
+        let page: PageEnvelope<PBPost> = try await a.send(LivePosts.listEndpoint(for: marker))
+        for post in page.items { let _: EmptyResponse = try await a.send(RemotePBPost.deleteEndpoint(for: post)) }
+    }
+
     @Test func anotherDevicesChangesShowWithNoRequestAndRulesHoldBackWhatBMayNotSee() async throws {
         let (a, secret) = try await deviceA()
         let counter = RequestCounter()
         let (store, realtimeSession) = deviceB(counter: counter, realtimeURL: PocketBase.url ?? "")
         // Two posts of this run, made by A.
         let first: PBPost = try await a.send(
-            RemotePBPost.createEndpoint(for: NewPBPost(title: "b first", body: "1", userId: marker)))
+            createPost(NewLivePost(title: "b first", body: "1", userId: marker, position: base + 1)))
         let second: PBPost = try await a.send(
-            RemotePBPost.createEndpoint(for: NewPBPost(title: "a second", body: "2", userId: marker)))
+            createPost(NewLivePost(title: "a second", body: "2", userId: marker, position: base + 2)))
 
         // B shows one post and two lists of them, and holds the secret, which it may not read.
         let post = store.resource(RemotePBPost.self, id: first.id)
@@ -169,7 +188,7 @@ struct PocketBaseLiveTests {
 
         // A creates: first in one list, last in the other.
         let third: PBPost = try await a.send(
-            RemotePBPost.createEndpoint(for: NewPBPost(title: "c third", body: "3", userId: marker)))
+            createPost(NewLivePost(title: "c third", body: "3", userId: marker, position: base + 3)))
         try await positionStates.wait(timeout: .seconds(10)) {
             $0.last?.items.map(\.id) == [third.id, second.id, first.id]
         }
@@ -198,6 +217,7 @@ struct PocketBaseLiveTests {
 
         // None of it cost B a request.
         #expect(counter.value == readsBefore)
+        try await cleanUp(a)
     }
 
     @Test func aCutConnectionReconnectsAndResyncsWhatWasMissed() async throws {
@@ -208,7 +228,7 @@ struct PocketBaseLiveTests {
         let counter = RequestCounter()
         let (store, realtimeSession) = deviceB(counter: counter, realtimeURL: "http://127.0.0.1:\(proxy.port)")
         let made: PBPost = try await a.send(
-            RemotePBPost.createEndpoint(for: NewPBPost(title: "before", body: "", userId: marker)))
+            createPost(NewLivePost(title: "before", body: "", userId: marker, position: base)))
         let post = store.resource(RemotePBPost.self, id: made.id)
         let feed = store.list(LivePosts.self, request: marker)
         try await post.read(made.id)
@@ -244,6 +264,7 @@ struct PocketBaseLiveTests {
         let _: PBPost = try await a.send(RemotePBPost.updateEndpoint(for: edited))
         try await feedStates.wait(timeout: .seconds(10)) { $0.last?.items.first?.title == "after" }
         #expect(counter.value == readsBefore + 2)
+        try await cleanUp(a)
     }
 
     @Test func whatNobodyHoldsIsUnsubscribedAsTheServerLogs() async throws {
@@ -278,6 +299,7 @@ struct PocketBaseLiveTests {
         #expect(store.liveHolders(of: RemotePBPost.self).isEmpty)
         let emptied = try await subscriptionLog(admin) { $0.clientId == subscribed.clientId && $0.subscriptions == [] }
         #expect((emptied.created ?? "") > (subscribed.created ?? ""))
+        try await cleanUp(a)
     }
 
     struct SubscriptionLog: Decodable, Sendable {

@@ -41,29 +41,40 @@ public struct ItemVersion: Sendable, Hashable, Comparable, CustomStringConvertib
 
 /// A change to an item that the server announced: what a live source (server-sent events, a WebSocket, a
 /// push notification) hands to ``ResourceStore/apply(_:as:)``.
-public enum LiveChange<Item: Identifiable & Sendable>: Sendable where Item.ID: Sendable {
-    /// The item was made.
-    case created(Item)
-    /// The item changed; this is its new value.
-    case updated(Item)
-    /// The item was deleted.
-    case deleted(Item.ID)
-
+///
+/// A struct with static members rather than an enum, so that a later release can add kinds of change
+/// without breaking a `switch` in your code.
+public struct LiveChange<Item: Identifiable & Sendable>: Sendable where Item.ID: Sendable {
     /// The item's id.
-    public var id: Item.ID {
-        switch self {
-        case .created(let item), .updated(let item): item.id
-        case .deleted(let id): id
-        }
+    public let id: Item.ID
+    /// The item's new value; `nil` for a deletion.
+    public let item: Item?
+    /// Whether the item was made, rather than changed or deleted.
+    public let isCreation: Bool
+
+    private init(id: Item.ID, item: Item?, isCreation: Bool) {
+        self.id = id
+        self.item = item
+        self.isCreation = isCreation
     }
 
-    /// The item's new value; `nil` for a deletion.
-    public var item: Item? {
-        switch self {
-        case .created(let item), .updated(let item): item
-        case .deleted: nil
-        }
-    }
+    /// The item was made.
+    /// - Parameter item: The new item.
+    /// - Returns: The change.
+    public static func created(_ item: Item) -> LiveChange { LiveChange(id: item.id, item: item, isCreation: true) }
+
+    /// The item changed.
+    /// - Parameter item: Its new value.
+    /// - Returns: The change.
+    public static func updated(_ item: Item) -> LiveChange { LiveChange(id: item.id, item: item, isCreation: false) }
+
+    /// The item was deleted.
+    /// - Parameter id: Its id.
+    /// - Returns: The change.
+    public static func deleted(_ id: Item.ID) -> LiveChange { LiveChange(id: id, item: nil, isCreation: false) }
+
+    /// Whether the item was deleted.
+    public var isDeletion: Bool { item == nil }
 }
 
 /// What a store's live objects hold of one item type: see ``ResourceStore/liveHolders(of:)``.
@@ -96,12 +107,8 @@ extension ResourceStore {
     public func apply<Remote: RemoteResource>(_ change: LiveChange<Remote.Value>, as type: Remote.Type)
     where Remote.Value: Identifiable, Remote.Value.ID: Sendable {
         let rank = nextRank()
-        let news: ItemNews<Remote.Value, Remote.Value.ID> =
-            switch change {
-            case .created(let item): .fact(item.id, .value(item), rank: rank, created: true)
-            case .updated(let item): .fact(item.id, .value(item), rank: rank)
-            case .deleted(let id): .fact(id, .removed, rank: rank)
-            }
+        let news = ItemNews<Remote.Value, Remote.Value.ID>.fact(
+            change.id, change.item.map { .value($0) } ?? .removed, rank: rank, created: change.isCreation)
         let version = change.item.flatMap { Remote.version(of: $0) }
         let replaces: ((ItemNews<Remote.Value, Remote.Value.ID>, any Sendable) -> Bool)? =
             version.map { version in
