@@ -4,6 +4,11 @@
 import Foundation
 import ResourceKit
 import ResourceKitTesting
+import Synchronization
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 struct Post: Codable, Sendable, Equatable, Identifiable {
     var id: String
@@ -118,6 +123,16 @@ func makeSession(_ options: Options) async throws -> NetworkSession {
         slowDown = { backend.setLatency($0) }
         serveFile = { data, path in backend.serve(data, at: path) }
         cutNextBody = { backend.injectFault(.truncatedBody) }
+        backend.serveRealtime(at: "/api/realtime")
+        secondDevice = { adapters in
+            (
+                NetworkSession(
+                    baseURL: "http://embedded.resourcekit/api/collections", validation: PocketBaseValidation(),
+                    transport: backend, adapters: adapters),
+                NetworkSession(
+                    baseURL: "http://embedded.resourcekit/api", validation: PocketBaseValidation(), transport: backend)
+            )
+        }
         return NetworkSession(
             baseURL: "http://embedded.resourcekit/api/collections", validation: PocketBaseValidation(),
             transport: backend)
@@ -132,6 +147,16 @@ func makeSession(_ options: Options) async throws -> NetworkSession {
         token = auth.token
     }
     let adapters: [any RequestAdapting] = token.map { [BearerTokenAdapter(token: $0)] } ?? []
+    let api = baseURL.hasSuffix("/") ? baseURL + "api" : baseURL + "/api"
+    secondDevice = { counting in
+        (
+            NetworkSession(baseURL: base, validation: PocketBaseValidation(), adapters: adapters + counting),
+            // PocketBase sends nothing between events: the stream's inactivity timeout must outlast the quiet.
+            NetworkSession(
+                baseURL: api, validation: PocketBaseValidation(),
+                transport: URLSessionTransport(timeout: .seconds(3_600)), adapters: adapters)
+        )
+    }
     return NetworkSession(baseURL: base, validation: PocketBaseValidation(), adapters: adapters)
 }
 
@@ -295,6 +320,49 @@ func download(_ session: NetworkSession) async throws {
     print("  the file matches the server's: \(try Data(contentsOf: destination) == original ? "yes" : "no")")
 }
 
+/// A second device on the same server: a session for its store (with `counting` among its adapters) and one
+/// for its realtime connection.
+nonisolated(unsafe) var secondDevice: (([any RequestAdapting]) -> (NetworkSession, NetworkSession))?
+
+// MARK: - Live data
+
+/// Counts the requests of a session.
+final class RequestCounter: RequestAdapting, Sendable {
+    private let count = Atomic(0)
+    var value: Int { count.load(ordering: .relaxed) }
+    func adapt(_ request: URLRequest) async throws(NetworkError) -> URLRequest {
+        count.add(1, ordering: .relaxed)
+        return request
+    }
+}
+
+func liveData(_ session: NetworkSession, first: Post) async throws {
+    print("\n6. Live data: another device edits a post")
+    guard let secondDevice else { return }
+    let counter = RequestCounter()
+    let (deviceB, realtimeB) = secondDevice([counter])
+    let store = ResourceStore(session: deviceB)
+    let feed = FeedService(store: store)
+    try await feed.feed.loadFirstPage()
+    let states = feed.feed.recordStates()
+    let (opened, open) = AsyncStream.makeStream(of: Int.self)
+    let realtime = PocketBaseRealtime(session: realtimeB, onOpen: { open.yield($0) })
+        .following(RemotePost.self, collection: "posts")
+    let live = Task { try await realtime.run(in: store) }
+    defer { live.cancel() }
+    var openings = opened.makeAsyncIterator()
+    _ = await openings.next()
+    let before = counter.value
+    print("  device B shows \(feed.title(of: first.id)) and listens to PocketBase's realtime events")
+    var edited = first
+    edited.title = "Edited on device A"
+    let _: Post = try await session.send(RemotePost.updateEndpoint(for: edited))
+    print("  device A renamed the post")
+    let title = edited.title
+    try await states.wait(timeout: .seconds(10)) { $0.last?.items.first { $0.id == first.id }?.title == title }
+    print("  device B's feed shows \(feed.title(of: first.id)), after \(counter.value - before) requests of its own")
+}
+
 do {
     let options = try Options(Array(CommandLine.arguments.dropFirst()))
     let session = try await makeSession(options)
@@ -308,6 +376,7 @@ do {
     await inspector?.picture("after create, update and delete")
     try await shareOnePost(session, first: first, inspector: inspector)
     try await download(session)
+    try await liveData(session, first: first)
     print("\nDone.")
 } catch {
     FileHandle.standardError.write(Data("Example failed: \(error)\n".utf8))

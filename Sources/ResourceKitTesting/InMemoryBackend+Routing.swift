@@ -34,7 +34,13 @@ extension InMemoryBackend {
         case .malformedBody, .truncatedBody: honoursConditions = false
         default: honoursConditions = true
         }
-        var response = state.withLock { state in route(parsed, honouringConditions: honoursConditions, in: &state) }
+        var (response, changes) = state.withLock { state -> (HTTPResponse, [RealtimeChange]) in
+            if let realtime = answerRealtime(parsed, in: &state) { return (realtime, []) }
+            let response = route(parsed, honouringConditions: honoursConditions, in: &state)
+            defer { state.realtimeOutbox = [] }
+            return (response, state.realtimeOutbox)
+        }
+        if !changes.isEmpty { publishRealtime(changes) }
         response.url = request.url
         switch fault {
         case .malformedBody:
@@ -88,7 +94,12 @@ extension InMemoryBackend {
         case (.patch, let id?): return write(request, to: name, id: id, replace: false, in: &state)
         case (.put, let id?): return write(request, to: name, id: id, replace: true, in: &state)
         case (.delete, let id?):
-            guard state.collections[name]?.records.removeValue(forKey: id) != nil else { return Self.notFound() }
+            guard let removed = state.collections[name]?.records.removeValue(forKey: id) else { return Self.notFound() }
+            if state.realtimePath != nil {
+                state.realtimeOutbox.append(
+                    RealtimeChange(
+                        collection: name, id: id, action: "delete", record: Self.withSystemFields(removed, name)))
+            }
             state.collections[name]?.order.removeAll { $0 == id }
             state.collections[name]?.revisions.removeValue(forKey: id)
             return HTTPResponse(statusCode: 204)
@@ -236,7 +247,12 @@ extension InMemoryBackend {
                     "data": .object(["id": unique]),
                 ]))
         }
-        return Self.json(200, .object(Self.withSystemFields(state.collections[name]?.records[stored] ?? record, name)))
+        let answer = Self.withSystemFields(state.collections[name]?.records[stored] ?? record, name)
+        if state.realtimePath != nil {
+            state.realtimeOutbox.append(
+                RealtimeChange(collection: name, id: stored, action: id == nil ? "create" : "update", record: answer))
+        }
+        return Self.json(200, .object(answer))
     }
 
     private func records(_ ids: some Sequence<String>, of collection: Collection, named name: String) -> [JSONValue] {

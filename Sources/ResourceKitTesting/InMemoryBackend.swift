@@ -102,6 +102,11 @@ public final class InMemoryBackend: HTTPTransport {
         var revision: Int64 = 0
         /// Files served by path (decoded, with its leading `/`), and the content type of each.
         var files: [String: (data: Data, contentType: String)] = [:]
+        /// Where PocketBase's realtime API is served, if it is (see `serveRealtime(at:)`).
+        var realtimePath: String?
+        var realtimeClients: [String: RealtimeClient] = [:]
+        /// Writes done since the last request's end, for the realtime clients.
+        var realtimeOutbox: [RealtimeChange] = []
     }
 
     let state = Locked(State())

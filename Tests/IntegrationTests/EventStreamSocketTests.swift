@@ -31,7 +31,8 @@ import Testing
         #expect(server.requests.count == 1)
         clock.advance(by: .seconds(5))
         let events = try await reading.value
-        #expect(events == [ServerSentEvent(data: "a\nb", lastEventID: "7"), ServerSentEvent(data: "c", lastEventID: "7")])
+        #expect(
+            events == [ServerSentEvent(data: "a\nb", lastEventID: "7"), ServerSentEvent(data: "c", lastEventID: "7")])
         let requests = server.requests
         #expect(requests.count == 2)
         #expect(requests.first?.headers["Last-Event-ID"] == nil)

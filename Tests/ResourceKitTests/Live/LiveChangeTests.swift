@@ -170,7 +170,9 @@ private func answer(_ post: RevisedPost) -> HTTPResponse {
             let result = try await runVersionSchedule(seed: seed, versioned: versioned)
             if versioned {
                 #expect(!result.wentBack, "seed \(seed): the shown revision went back: \(result.shown)")
-                #expect(result.shown.isEmpty || result.final == result.server, "seed \(seed): shows \(result.final), server has \(result.server)")
+                #expect(
+                    result.shown.isEmpty || result.final == result.server,
+                    "seed \(seed): shows \(result.final), server has \(result.server)")
             } else if result.wentBack {
                 wentBack += 1
             }

@@ -25,7 +25,11 @@ import Testing
         }
         stub.stub(.post, "/api/realtime", status: 204)
         stub.stub(.get, "/api/posts/42", json: json(Post(id: "42", title: "Hello")))
-        stub.stub(.get, "/api/posts", json: #"{"page":1,"perPage":50,"totalItems":1,"totalPages":1,"items":[{"id":"42","title":"Hello","body":""}]}"#)
+        stub.stub(
+            .get, "/api/posts",
+            json:
+                #"{"page":1,"perPage":50,"totalItems":1,"totalPages":1,"items":[{"id":"42","title":"Hello","body":""}]}"#
+        )
     }
 
     var session: NetworkSession {
@@ -46,7 +50,9 @@ import Testing
     var posts: [(String, [String])] {
         struct Body: Decodable { var clientId: String; var subscriptions: [String] }
         return stub.requests.filter { $0.httpMethod == "POST" }.compactMap { request in
-            request.httpBody.flatMap { try? JSONDecoder().decode(Body.self, from: $0) }.map { ($0.clientId, $0.subscriptions) }
+            request.httpBody.flatMap { try? JSONDecoder().decode(Body.self, from: $0) }.map {
+                ($0.clientId, $0.subscriptions)
+            }
         }
     }
 
@@ -54,7 +60,9 @@ import Testing
         try await waitUntil("\(count) subscription posts") { posts.count >= count }
     }
 
-    var reads: Int { stub.requests.filter { $0.httpMethod == "GET" && $0.url?.path.hasSuffix("/realtime") == false }.count }
+    var reads: Int {
+        stub.requests.filter { $0.httpMethod == "GET" && $0.url?.path.hasSuffix("/realtime") == false }.count
+    }
 
     @Test func subscriptionsFollowWhatTheStoreHolds() async throws {
         let store = ResourceStore(session: session)
@@ -84,19 +92,27 @@ import Testing
         try await post.read("42")
         let readsBefore = reads
         let live = Task {
-            try await PocketBaseRealtime(session: session).following(RemotePost.self, collection: "posts").run(in: store)
+            try await PocketBaseRealtime(session: session).following(RemotePost.self, collection: "posts").run(
+                in: store)
         }
         defer { live.cancel() }
         try await connect("c1")
         try await waitForPosts(1)
-        try send("event:posts/42\ndata:{\"action\":\"update\",\"record\":{\"id\":\"42\",\"title\":\"Pushed\",\"body\":\"\"}}\n\n")
+        try send(
+            "event:posts/42\ndata:{\"action\":\"update\",\"record\":{\"id\":\"42\",\"title\":\"Pushed\",\"body\":\"\"}}\n\n"
+        )
         try await waitUntil("the push") { post.state.value?.title == "Pushed" }
         // A record that is not a post, an unknown collection, an unknown action, garbage: all skipped.
         try send("event:posts/42\ndata:{\"action\":\"update\",\"record\":{\"id\":42}}\n\n")
-        try send("event:comments/*\ndata:{\"action\":\"delete\",\"record\":{\"id\":\"42\",\"title\":\"x\",\"body\":\"\"}}\n\n")
-        try send("event:posts/42\ndata:{\"action\":\"rename\",\"record\":{\"id\":\"42\",\"title\":\"x\",\"body\":\"\"}}\n\n")
+        try send(
+            "event:comments/*\ndata:{\"action\":\"delete\",\"record\":{\"id\":\"42\",\"title\":\"x\",\"body\":\"\"}}\n\n"
+        )
+        try send(
+            "event:posts/42\ndata:{\"action\":\"rename\",\"record\":{\"id\":\"42\",\"title\":\"x\",\"body\":\"\"}}\n\n")
         try send("event:posts/42\ndata:not json\n\n")
-        try send("event:posts/42?options=%7B%7D\ndata:{\"action\":\"delete\",\"record\":{\"id\":\"42\",\"title\":\"Pushed\",\"body\":\"\"}}\n\n")
+        try send(
+            "event:posts/42?options=%7B%7D\ndata:{\"action\":\"delete\",\"record\":{\"id\":\"42\",\"title\":\"Pushed\",\"body\":\"\"}}\n\n"
+        )
         try await waitUntil("the deletion") { post.state == .idle }
         #expect(reads == readsBefore)
     }
@@ -140,7 +156,8 @@ import Testing
         let store = ResourceStore(session: session)
         let feed = store.list(RemoteFeed.self, request: "latest")
         let live = Task {
-            try await PocketBaseRealtime(session: session).following(RemotePost.self, collection: "posts").run(in: store)
+            try await PocketBaseRealtime(session: session).following(RemotePost.self, collection: "posts").run(
+                in: store)
         }
         try await connect("c1")
         try await waitForPosts(1)
