@@ -1,4 +1,4 @@
-// swift run -c release Benchmarks [--base-url URL] [--json PATH] [--rounds N] [--smoke] [--only store|diagnostics]
+// swift run -c release Benchmarks [--base-url URL] [--json PATH] [--rounds N] [--smoke] [--only store|diagnostics|transfers|live]
 //   profiling: --profile-read N, --profile-send N (instant transport),
 //              --profile-http N [--raw | --raw-task | --transport | --send | --new-resource] (needs --base-url)
 //
@@ -39,6 +39,13 @@ if option("--only") == "diagnostics" {
 if option("--only") == "transfers" {
     // Large transfers over loopback: download throughput against downloadTask, and peak memory.
     let report = try await TransferWorkloads(megabytes: smoke ? 8 : 256, rounds: min(rounds, 3)).run()
+    report.printTable()
+    exit(0)
+}
+
+if option("--only") == "live" {
+    // Live data alone: a pushed update to many holders, 1,000 events a second, event to visible.
+    let report = try await LiveWorkloads(scale: smoke ? 0.02 : 1, rounds: rounds, warmup: warmup).run()
     report.printTable()
     exit(0)
 }
@@ -89,6 +96,8 @@ do {
     }
     print("In-process workloads…")
     report.merge(try await InProcessWorkloads(scale: smoke ? 0.02 : 1, rounds: rounds, warmup: warmup).run())
+    print("Live data…")
+    report.merge(try await LiveWorkloads(scale: smoke ? 0.02 : 1, rounds: rounds, warmup: warmup).run())
     print("Transfers…")
     report.merge(try await TransferWorkloads(megabytes: smoke ? 8 : 256, rounds: min(rounds, 3)).run())
 } catch {
