@@ -283,8 +283,17 @@ struct PocketBaseLiveTests {
         let start = formatter.string(from: Date())
         let counter = RequestCounter()
         let (store, realtimeSession) = deviceB(counter: counter, realtimeURL: PocketBase.url ?? "")
+        var made: PBPost = try await a.send(
+            createPost(NewLivePost(title: "held", body: "", userId: marker, position: base)))
         var feed: ListResource<LivePosts>? = store.list(LivePosts.self, request: marker)
         try await feed?.refresh()
+        // Every change that reaches B's store shows in its session's diagnostic feed as store news.
+        let arrived = AsyncLatch()
+        let news = store.session.diagnostics()
+        let watching = Task {
+            for await event in news where event.kind == .storeNews && event.itemType == "PBPost" { arrived.open() }
+        }
+        defer { watching.cancel() }
         let (opened, open) = AsyncStream.makeStream(of: Int.self)
         let live = Task { try await source(realtimeSession, opened: open).run(in: store) }
         defer { live.cancel() }
@@ -293,12 +302,31 @@ struct PocketBaseLiveTests {
         let subscribed = try await subscriptionLog(admin) {
             $0.created ?? "" >= start && $0.subscriptions == ["posts/*"]
         }
+        // Subscribed: A's change reaches B's store.
+        made.title = "seen"
+        let _: PBPost = try await a.send(RemotePBPost.updateEndpoint(for: made))
+        try await arrived.wait()
         // Nobody holds the list any more: B posts an empty set for its client.
         feed = nil
         _ = feed
         #expect(store.liveHolders(of: RemotePBPost.self).isEmpty)
         let emptied = try await subscriptionLog(admin) { $0.clientId == subscribed.clientId && $0.subscriptions == [] }
         #expect((emptied.created ?? "") > (subscribed.created ?? ""))
+        // A's next change reaches no one: no news in B's store within a bound that the subscribed one met.
+        let silence = AsyncLatch()
+        let quiet = Task {
+            for await event in store.session.diagnostics() where event.kind == .storeNews { silence.open() }
+        }
+        defer { quiet.cancel() }
+        made.title = "unseen"
+        let _: PBPost = try await a.send(RemotePBPost.updateEndpoint(for: made))
+        let late = Task { try await silence.wait() }
+        let bound = Task {
+            try await Task.sleep(for: .seconds(2))
+            late.cancel()
+        }
+        #expect((try? await late.value) == nil)
+        bound.cancel()
         try await cleanUp(a)
     }
 

@@ -16,7 +16,8 @@ import Synchronization
 /// - Subscriptions: `POST realtime` with the client id and the topics of what the store holds: `posts/*` for a
 ///   collection some live list holds items of, else `posts/<id>` for each record a live resource holds, and
 ///   nothing for a collection nobody holds. They follow the store: a resource or list made or freed posts the
-///   new set (each post replaces the whole set on the server). The post carries the session's credentials, so
+///   new set (each post replaces the whole set on the server); a post that fails (other than for a lost client,
+///   which reconnects) is tried again, waiting as ``ReconnectPolicy`` says. The post carries the session's credentials, so
 ///   the server's list and view rules decide what arrives: PocketBase checks the subscriber's rights per
 ///   record.
 /// - Changes: `create`, `update` and `delete` events go to ``ResourceStore/apply(_:as:)``, ordered by the
@@ -91,7 +92,17 @@ public struct PocketBaseRealtime: LiveSource {
                 return nil
             }
             group.addTask {
-                for await _ in signals { await synchronize(store, connection) }
+                for await _ in signals {
+                    // A post that failed for another reason than a lost client is tried again, backing off as
+                    // the stream's reconnections do, until it lands or the source stops.
+                    var failures = 0
+                    while await !synchronize(store, connection) {
+                        failures += 1
+                        let timeline = session.timeline
+                        let wait = reconnect.wait(afterFailures: failures, base: reconnect.initialDelay)
+                        do { try await timeline.sleep(until: timeline.now + wait) } catch { return nil }
+                    }
+                }
                 return nil
             }
             group.addTask {
@@ -132,34 +143,35 @@ public struct PocketBaseRealtime: LiveSource {
     }
 
     /// Posts the topics of what the store holds, when they or the client changed; after a reconnection,
-    /// revalidates what is observed, once.
-    private func synchronize(_ store: ResourceStore, _ connection: Connection) async {
+    /// revalidates what is observed, once. Returns `false` when a post failed and should be tried again.
+    private func synchronize(_ store: ResourceStore, _ connection: Connection) async -> Bool {
         var topics: [String] = []
         for follow in followed { topics += follow.topics(store) }
         topics.sort()
-        guard let (clientID, number, needsPost) = connection.pending(topics) else { return }
+        guard let (clientID, number, needsPost) = connection.pending(topics) else { return true }
         if needsPost {
             struct Subscriptions: Encodable, Sendable {
                 var clientId: String
                 var subscriptions: [String]
             }
             let body = Subscriptions(clientId: clientID, subscriptions: topics)
-            do {
+            do throws(NetworkError) {
                 _ = try await session.response(for: Endpoint(.post, path, body: .json(body)))
             } catch {
-                // A lost client (404) reconnects and posts again; anything else posts again on the next change.
                 connection.postFailed(clientID)
-                return
+                // A lost client (404) reconnects and posts for its new id; a cancelled source stops.
+                return error.statusCode == 404 || error.code == .cancelled || Task.isCancelled
             }
             connection.posted(topics, for: clientID)
         }
-        guard connection.opened(clientID, number) else { return }
+        guard connection.opened(clientID, number) else { return true }
         onOpen?(number)
         if number > 1 {
             await withTaskGroup(of: Void.self) { group in
                 for follow in followed { group.addTask { await follow.resync(store) } }
             }
         }
+        return true
     }
 
     /// One followed collection, its type erased.

@@ -152,6 +152,36 @@ import Testing
         #expect(stub.requests.suffix(2).compactMap(\.url?.path).sorted() == ["/api/posts", "/api/posts/42"])
     }
 
+    @Test func aFailedSubscriptionPostIsTriedAgainAfterTheReconnectionWait() async throws {
+        let attempts = Locked(0)
+        stub.stub(.post, "/api/realtime") { request in
+            let attempt = attempts.withLock { count in
+                count += 1
+                return count
+            }
+            return HTTPResponse(statusCode: attempt == 1 ? 503 : 204, url: request.url)
+        }
+        let store = ResourceStore(session: session)
+        let feed = store.list(RemoteFeed.self, request: "latest")
+        let opened = Locked<[Int]>([])
+        let realtime = PocketBaseRealtime(
+            session: session, reconnect: ReconnectPolicy(initialDelay: .seconds(2), jitter: .none),
+            onOpen: { number in opened.withLock { $0.append(number) } }
+        ).following(RemotePost.self, collection: "posts")
+        let live = Task { try await realtime.run(in: store) }
+        defer { live.cancel() }
+        try await connect("c1")
+        try await waitForPosts(1)
+        // The first post failed: not open yet, and the next try waits 2 s.
+        try await clock.waitForSleepers(timeout: .seconds(5)) { $0.contains(.seconds(2)) }
+        #expect(opened.withLock { $0 }.isEmpty)
+        clock.advance(by: .seconds(2))
+        try await waitUntil("opened") { opened.withLock { $0 } == [1] }
+        #expect(posts.count == 2)
+        #expect(posts.allSatisfy { $0.0 == "c1" && $0.1 == ["posts/*"] })
+        _ = feed
+    }
+
     @Test func cancellingStopsTheSource() async throws {
         let store = ResourceStore(session: session)
         let feed = store.list(RemoteFeed.self, request: "latest")
