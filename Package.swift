@@ -41,7 +41,10 @@ let package = Package(
             exclude: ["Captures"]),
         .testTarget(name: "ReadmeTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
         .testTarget(name: "EvolutionTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
+        .testTarget(
+            name: "IntegrationTests", dependencies: ["ResourceKit", "ResourceKitTesting", "PersistenceCrashChild"]),
+        // Killed at random moments by IntegrationTests' PersistenceCrashTests, which checks what survived.
+        .executableTarget(name: "PersistenceCrashChild", dependencies: ["ResourceKit"], path: "Tests/PersistenceCrashChild"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,368 @@
+public import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Entries in files: one directory per store (make one per signed-in user to keep their data apart), one
+/// file per entry, each write atomic and checked.
+///
+/// - **Atomic:** an entry is written to a temporary file in the same directory, `fsync`ed, renamed over the
+///   old one, and the directory is `fsync`ed: after a crash at any point, the entry is old or new, never
+///   torn. Temporary files a crash left behind are removed when the storage is opened.
+/// - **Checked:** each file holds a magic number, its length and an FNV-1a 64-bit checksum of its contents.
+///   A file that fails any check (truncated, corrupted, another format, another key) is removed and counted
+///   in ``droppedCount``, never returned.
+/// - **Bounded:** past ``maximumBytes`` on disk, the least recently used entries (by last read or write)
+///   are removed.
+public final class FileEntryStorage: EntryStorage {
+    /// The directory of the entries.
+    public let directory: URL
+    /// The most bytes the entries' files may take; at least one entry is always kept.
+    public let maximumBytes: Int
+
+    private struct Index {
+        /// Size and last use of each entry file, by file name.
+        var files: [String: (bytes: Int, used: UInt64)] = [:]
+        var totalBytes = 0
+        var clock: UInt64 = 0
+        var dropped = 0
+    }
+
+    private let index = Locked(Index())
+
+    /// Opens (creating if needed) the storage in `directory`.
+    /// - Parameters:
+    ///   - directory: The directory; one per store and user.
+    ///   - maximumBytes: The most bytes of entry files to keep, least recently used first out.
+    /// - Throws: ``NetworkError/file(_:)`` when the directory cannot be made or read.
+    public init(directory: URL, maximumBytes: Int = 50 << 20) throws(NetworkError) {
+        self.directory = directory
+        self.maximumBytes = max(1, maximumBytes)
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw .file("cannot make the directory \(directory.path): \(error.localizedDescription)")
+        }
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        } catch {
+            throw .file("cannot read the directory \(directory.path): \(error.localizedDescription)")
+        }
+        // Oldest first, so that the order of use survives a restart (by modification time, which a read
+        // does not change: reads since the last write are forgotten, which only makes eviction a little
+        // less exact).
+        var found: [(name: String, bytes: Int, modified: Double)] = []
+        for name in names {
+            let path = directory.appendingPathComponent(name).path
+            if name.hasPrefix(".tmp-") {
+                unlink(path)
+                continue
+            }
+            guard name.hasSuffix(".entry") else { continue }
+            var info = stat()
+            guard stat(path, &info) == 0 else { continue }
+            #if canImport(Darwin)
+                let modified = info.st_mtimespec
+            #else
+                let modified = info.st_mtim
+            #endif
+            found.append((name, Int(info.st_size), Double(modified.tv_sec) + Double(modified.tv_nsec) / 1e9))
+        }
+        found.sort { $0.modified < $1.modified }
+        index.withLock { index in
+            for file in found {
+                index.clock += 1
+                index.files[file.name] = (file.bytes, index.clock)
+                index.totalBytes += file.bytes
+            }
+        }
+    }
+
+    /// How many entries failed their checks and were dropped since the storage was opened.
+    public var droppedCount: Int { index.withLock { $0.dropped } }
+
+    /// The bytes the entry files take.
+    public var totalBytes: Int { index.withLock { $0.totalBytes } }
+
+    /// The entry of `key`, or `nil`; a file that fails its checks is removed and counted in ``droppedCount``.
+    /// - Parameter key: The entry's key.
+    /// - Returns: The entry.
+    /// - Throws: ``NetworkError/file(_:)`` when the file exists but cannot be read.
+    public func entry(for key: String) throws(NetworkError) -> PersistedEntry? {
+        let name = Self.fileName(for: key)
+        let path = directory.appendingPathComponent(name).path
+        guard let data = try Self.contents(of: path) else { return nil }
+        guard let entry = EntryCoding.decode(data), entry.key == key else {
+            unlink(path)
+            index.withLock { index in
+                index.dropped += 1
+                if let old = index.files.removeValue(forKey: name) { index.totalBytes -= old.bytes }
+            }
+            return nil
+        }
+        index.withLock { index in
+            index.clock += 1
+            index.files[name]?.used = index.clock
+        }
+        return entry
+    }
+
+    /// Stores entries atomically, each replacing its key's; when it returns, they are on disk.
+    /// - Parameter entries: The entries; of several with one key, the last counts.
+    /// - Throws: ``NetworkError/file(_:)``; each entry is then old or new.
+    public func store(_ entries: [PersistedEntry]) throws(NetworkError) {
+        guard !entries.isEmpty else { return }
+        var latest: [String: PersistedEntry] = [:]
+        for entry in entries { latest[entry.key] = entry }
+        var written: [(temporary: String, name: String, bytes: Int)] = []
+        defer { for file in written { unlink(file.temporary) } }
+        for entry in latest.values {
+            let data = EntryCoding.encode(entry)
+            let temporary = directory.appendingPathComponent(".tmp-\(UUID().uuidString)").path
+            try Self.writeSynced(data, to: temporary)
+            written.append((temporary, Self.fileName(for: entry.key), data.count))
+        }
+        for (position, file) in written.enumerated() {
+            let path = directory.appendingPathComponent(file.name).path
+            guard rename(file.temporary, path) == 0 else {
+                written.removeFirst(position)
+                throw .file("cannot rename an entry into place: \(String(cString: strerror(errno)))")
+            }
+            index.withLock { index in
+                index.clock += 1
+                let old = index.files.updateValue((file.bytes, index.clock), forKey: file.name)
+                index.totalBytes += file.bytes - (old?.bytes ?? 0)
+            }
+        }
+        written = []
+        try syncDirectory()
+        try evict()
+    }
+
+    /// Removes the entries of `keys`.
+    /// - Parameter keys: The keys.
+    /// - Throws: ``NetworkError/file(_:)`` when the directory cannot be synced.
+    public func removeEntries(for keys: [String]) throws(NetworkError) {
+        guard !keys.isEmpty else { return }
+        for key in keys { remove(Self.fileName(for: key)) }
+        try syncDirectory()
+    }
+
+    /// Removes every entry.
+    /// - Throws: ``NetworkError/file(_:)`` when the directory cannot be synced.
+    public func removeAll() throws(NetworkError) {
+        let names = index.withLock { Array($0.files.keys) }
+        for name in names { remove(name) }
+        try syncDirectory()
+    }
+
+    /// The keys of the stored entries; reading each file's key, dropping those that fail their checks.
+    /// - Returns: The keys.
+    /// - Throws: ``NetworkError/file(_:)``.
+    public func allKeys() throws(NetworkError) -> [String] {
+        let names = index.withLock { Array($0.files.keys) }
+        var keys: [String] = []
+        for name in names {
+            let path = directory.appendingPathComponent(name).path
+            guard let data = try Self.contents(of: path) else { continue }
+            if let entry = EntryCoding.decode(data), Self.fileName(for: entry.key) == name {
+                keys.append(entry.key)
+            } else {
+                unlink(path)
+                index.withLock { index in
+                    index.dropped += 1
+                    if let old = index.files.removeValue(forKey: name) { index.totalBytes -= old.bytes }
+                }
+            }
+        }
+        return keys
+    }
+
+    // MARK: Files
+
+    private func remove(_ name: String) {
+        unlink(directory.appendingPathComponent(name).path)
+        index.withLock { index in
+            if let old = index.files.removeValue(forKey: name) { index.totalBytes -= old.bytes }
+        }
+    }
+
+    /// Removes the least recently used entries while the total is over the bound, keeping the newest.
+    private func evict() throws(NetworkError) {
+        let victims: [String] = index.withLock { index in
+            guard index.totalBytes > maximumBytes else { return [] }
+            var victims: [String] = []
+            var total = index.totalBytes
+            for (name, file) in index.files.sorted(by: { $0.value.used < $1.value.used }).dropLast() {
+                guard total > maximumBytes else { break }
+                victims.append(name)
+                total -= file.bytes
+            }
+            return victims
+        }
+        guard !victims.isEmpty else { return }
+        for name in victims { remove(name) }
+        try syncDirectory()
+    }
+
+    private func syncDirectory() throws(NetworkError) {
+        let descriptor = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .file("cannot open \(directory.path): \(String(cString: strerror(errno)))") }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else {
+            throw .file("cannot sync \(directory.path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Writes `data` to a new file at `path` and syncs it.
+    private static func writeSynced(_ data: Data, to path: String) throws(NetworkError) {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw .file("cannot create \(path): \(String(cString: strerror(errno)))") }
+        defer { close(descriptor) }
+        let failure: String? = data.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return String(cString: strerror(errno))
+                }
+                offset += written
+            }
+            return fsync(descriptor) == 0 ? nil : String(cString: strerror(errno))
+        }
+        if let failure {
+            unlink(path)
+            throw .file("cannot write \(path): \(failure)")
+        }
+    }
+
+    /// The file's bytes, or `nil` when there is none.
+    private static func contents(of path: String) throws(NetworkError) -> Data? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return nil }
+            throw .file("cannot open \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = read(descriptor, &buffer, buffer.count)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .file("cannot read \(path): \(String(cString: strerror(errno)))")
+            }
+            if count == 0 { return data }
+            data.append(contentsOf: buffer[0..<count])
+        }
+    }
+
+    /// The name of the file that holds `key`'s entry in the directory: the key's 64-bit FNV-1a hash in hex,
+    /// then `.entry` (the key itself is inside the file, and checked).
+    /// - Parameter key: The entry's key.
+    /// - Returns: The file name.
+    public static func fileName(forKey key: String) -> String { fileName(for: key) }
+
+    static func fileName(for key: String) -> String {
+        let hash = EntryCoding.fnv1a(key.utf8)
+        let hex = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex + ".entry"
+    }
+}
+
+/// The entry file format: `RKE1`, the payload's length and FNV-1a 64-bit checksum (little-endian), then the
+/// payload: schema, loaded-at, key, value, entity tag and last-modified, each length-prefixed.
+enum EntryCoding {
+    static let magic: [UInt8] = Array("RKE1".utf8)
+
+    static func fnv1a(_ bytes: some Sequence<UInt8>) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return hash
+    }
+
+    static func encode(_ entry: PersistedEntry) -> Data {
+        var payload: [UInt8] = []
+        payload.reserveCapacity(entry.value.count + entry.key.utf8.count + 64)
+        append(UInt64(bitPattern: Int64(entry.schema)), to: &payload)
+        append(entry.loadedAt.timeIntervalSince1970.bitPattern, to: &payload)
+        append(Array(entry.key.utf8), to: &payload)
+        append(Array(entry.value), to: &payload)
+        appendOptional(entry.entityTag, to: &payload)
+        appendOptional(entry.lastModified, to: &payload)
+        var file = magic
+        append(UInt64(payload.count), to: &file)
+        append(fnv1a(payload), to: &file)
+        file += payload
+        return Data(file)
+    }
+
+    static func decode(_ data: Data) -> PersistedEntry? {
+        let bytes = [UInt8](data)
+        guard bytes.count >= 20, Array(bytes[0..<4]) == magic else { return nil }
+        var reader = Reader(bytes: bytes, offset: 4)
+        guard let length = reader.uint64(), let checksum = reader.uint64(), length == UInt64(bytes.count - 20),
+            fnv1a(bytes[20...]) == checksum
+        else { return nil }
+        guard let schema = reader.uint64(), let loadedAt = reader.uint64(), let key = reader.field(),
+            let value = reader.field(), let tag = reader.optional(), let modified = reader.optional(),
+            reader.offset == bytes.count
+        else { return nil }
+        return PersistedEntry(
+            key: String(decoding: key, as: UTF8.self), value: Data(value), entityTag: tag, lastModified: modified,
+            loadedAt: Date(timeIntervalSince1970: Double(bitPattern: loadedAt)), schema: Int(Int64(bitPattern: schema)))
+    }
+
+    private static func append(_ value: UInt64, to bytes: inout [UInt8]) {
+        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+    }
+
+    private static func append(_ field: [UInt8], to bytes: inout [UInt8]) {
+        append(UInt64(field.count), to: &bytes)
+        bytes += field
+    }
+
+    private static func appendOptional(_ text: String?, to bytes: inout [UInt8]) {
+        guard let text else {
+            bytes.append(0)
+            return
+        }
+        bytes.append(1)
+        append(Array(text.utf8), to: &bytes)
+    }
+
+    struct Reader {
+        let bytes: [UInt8]
+        var offset: Int
+
+        mutating func uint64() -> UInt64? {
+            guard bytes.count - offset >= 8 else { return nil }
+            var value: UInt64 = 0
+            for index in 0..<8 { value |= UInt64(bytes[offset + index]) << UInt64(index * 8) }
+            offset += 8
+            return value
+        }
+
+        mutating func field() -> [UInt8]? {
+            guard let length = uint64(), length <= UInt64(bytes.count - offset) else { return nil }
+            defer { offset += Int(length) }
+            return Array(bytes[offset..<(offset + Int(length))])
+        }
+
+        mutating func optional() -> String?? {
+            guard offset < bytes.count else { return nil }
+            let flag = bytes[offset]
+            offset += 1
+            switch flag {
+            case 0: return .some(nil)
+            case 1: return field().map { .some(String(decoding: $0, as: UTF8.self)) }
+            default: return nil
+            }
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import ResourceKit
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The value PersistenceCrashChild writes for `key` at `generation` (the same function as its own).
+private func payload(key: Int, generation: Int) -> Data {
+    var state = UInt64(truncatingIfNeeded: key &* 1_000_003 &+ generation &* 7_919)
+    func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    var bytes = withUnsafeBytes(of: Int64(generation).littleEndian) { Array($0) }
+    for _ in 0..<Int(next() % 6_000) { bytes.append(UInt8(truncatingIfNeeded: next())) }
+    return Data(bytes)
+}
+
+/// A FileEntryStorage written by a real process that is killed with SIGKILL at random moments.
+@Suite(.serialized, .timeLimit(.minutes(5))) struct PersistenceCrashTests {
+    /// The child's executable, built beside the test bundle.
+    static var child: URL {
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        while directory.pathExtension == "xctest" || directory.lastPathComponent == "Contents"
+            || directory.lastPathComponent == "MacOS"
+        {
+            directory.deleteLastPathComponent()
+        }
+        return directory.appendingPathComponent("PersistenceCrashChild")
+    }
+
+    @Test func killedAtRandomMomentsEveryEntryIsOldOrNewAndEveryAcknowledgedOneStays() throws {
+        let rounds = Int(ProcessInfo.processInfo.environment["RESOURCEKIT_CRASH_ROUNDS"] ?? "") ?? 200
+        let seed = UInt64(ProcessInfo.processInfo.environment["RESOURCEKIT_SEED"] ?? "") ?? UInt64.random(in: 1..<(1 << 40))
+        var rng = SplitMix(state: seed)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("crash-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        #expect(FileManager.default.isExecutableFile(atPath: Self.child.path), "no child at \(Self.child.path)")
+        /// The newest acknowledged generation of each key.
+        var acknowledged: [Int: Int] = [:]
+        var totalAcks = 0
+        var corrupted = 0
+        for round in 0..<rounds {
+            let process = Process()
+            process.executableURL = Self.child
+            process.arguments = [directory.path, String(rng.next() % 1_000_000)]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            // A random moment: from before the child has opened the storage to well into its writes.
+            usleep(useconds_t(2_000 + rng.next() % 60_000))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            #expect(process.terminationReason == .uncaughtSignal, "round \(round): the child ended by itself")
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            // Only whole lines count: the last may have been cut by the kill.
+            for line in text.split(separator: "\n", omittingEmptySubsequences: false).dropLast() {
+                let fields = line.split(separator: " ")
+                guard fields.first == "ack", fields.count >= 3, let generation = Int(fields[1]) else {
+                    Issue.record("round \(round): a garbled line \(line)")
+                    continue
+                }
+                totalAcks += 1
+                for key in fields.dropFirst(2).compactMap({ Int($0) }) { acknowledged[key] = generation }
+            }
+            let storage = try FileEntryStorage(directory: directory, maximumBytes: 1 << 30)
+            for key in 0..<16 {
+                let entry = try storage.entry(for: "item-\(key)")
+                if let floor = acknowledged[key] {
+                    guard let entry else {
+                        Issue.record("seed \(seed), round \(round): item-\(key), acknowledged at \(floor), is gone")
+                        continue
+                    }
+                    let generation = Int(entry.value.prefix(8).withUnsafeBytes { $0.loadUnaligned(as: Int64.self) })
+                    #expect(generation >= floor, "seed \(seed), round \(round): item-\(key) went back")
+                    #expect(entry.value == payload(key: key, generation: generation), "seed \(seed), round \(round): item-\(key) is torn")
+                } else if let entry {
+                    // Written but not acknowledged before the kill: it must still be whole.
+                    let generation = Int(entry.value.prefix(8).withUnsafeBytes { $0.loadUnaligned(as: Int64.self) })
+                    #expect(entry.value == payload(key: key, generation: generation), "seed \(seed), round \(round): item-\(key) is torn")
+                }
+            }
+            #expect(storage.droppedCount == 0, "seed \(seed), round \(round): a file failed its checks")
+            // Now and then, damage a file as a disk might: the check must drop it, never return it.
+            if round % 10 == 9, let key = acknowledged.keys.sorted().first(where: { _ in rng.next() % 2 == 0 }) {
+                let file = directory.appendingPathComponent(FileEntryStorage.fileName(forKey: "item-\(key)"))
+                var bytes = try Data(contentsOf: file)
+                if rng.next() % 2 == 0 {
+                    bytes = bytes.prefix(Int(rng.next() % UInt64(bytes.count)))
+                } else {
+                    let position = Int(rng.next() % UInt64(bytes.count))
+                    bytes[position] ^= UInt8(1 << (rng.next() % 8))
+                }
+                try bytes.write(to: file)
+                let reopened = try FileEntryStorage(directory: directory, maximumBytes: 1 << 30)
+                #expect(try reopened.entry(for: "item-\(key)") == nil, "seed \(seed): a damaged file was returned")
+                #expect(reopened.droppedCount == 1)
+                acknowledged[key] = nil
+                corrupted += 1
+            }
+        }
+        // The kills landed at moments with writes behind and ahead of them.
+        #expect(totalAcks > rounds)
+        #expect(corrupted > 0)
+    }
+}
+
+private struct SplitMix {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
