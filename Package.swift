@@ -44,7 +44,8 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests", dependencies: ["ResourceKit", "ResourceKitTesting", "PersistenceCrashChild"]),
         // Killed at random moments by IntegrationTests' PersistenceCrashTests, which checks what survived.
-        .executableTarget(name: "PersistenceCrashChild", dependencies: ["ResourceKit"], path: "Tests/PersistenceCrashChild"),
+        .executableTarget(
+            name: "PersistenceCrashChild", dependencies: ["ResourceKit"], path: "Tests/PersistenceCrashChild"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -36,7 +36,8 @@ let storage = try FileEntryStorage(directory: URL(fileURLWithPath: arguments[1])
 var generation = 1
 for key in try storage.allKeys() {
     if let entry = try storage.entry(for: key), entry.value.count >= 8 {
-        generation = max(generation, Int(entry.value.prefix(8).withUnsafeBytes { $0.loadUnaligned(as: Int64.self) }) + 1)
+        generation = max(
+            generation, Int(entry.value.prefix(8).withUnsafeBytes { $0.loadUnaligned(as: Int64.self) }) + 1)
     }
 }
 var random = seed
@@ -54,6 +55,7 @@ while true {
     }
     try storage.store(entries)
     // Written straight to the descriptor, unbuffered: once the line is out, the parent can count on it.
-    FileHandle.standardOutput.write(Data("ack \(generation) \(keys.sorted().map(String.init).joined(separator: " "))\n".utf8))
+    FileHandle.standardOutput.write(
+        Data("ack \(generation) \(keys.sorted().map(String.init).joined(separator: " "))\n".utf8))
     generation += 1
 }

@@ -97,6 +97,21 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
     /// How many `states` streams are registered.
     public var observerCount: Int { registeredObserverCount }
 
+    /// Whether the value shown came from the store's persistence (``StorePersistence``) when the resource was
+    /// made, and no answer or news has replaced it since.
+    public var isRestored: Bool {
+        guard let rank = link?.restoredRank else { return false }
+        return storage.withLock { $0.machine.settledRank == rank }
+    }
+
+    /// How long ago the value shown was loaded, on the session's clock: by a read, a create or update, another
+    /// holder in the store, or (for a value restored from persistence) in an earlier run; `nil` when no
+    /// loaded value is shown or it was marked stale.
+    public var age: Duration? {
+        let now = session.timeline.now
+        return storage.withLock { $0.machine.loadedAt }.map { max(.zero, now - $0) }
+    }
+
     /// How many callers are waiting for operations in flight, shared reads counted once per caller.
     public var waitingCallerCount: Int { machineWaitingCallerCount }
 
@@ -106,7 +121,9 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
 
 extension Resource: MachineHost {
     @inlinable func forward(_ news: [ResourceNews<Value>]) {
-        link?.publish(self, news)
+        guard let link else { return }
+        link.publish(self, news)
+        link.persist?(self, news)
     }
 
     @inlinable var diagnosticsFeed: DiagnosticsFeed { session.feed }

@@ -5,6 +5,13 @@
     var entityTag: String?
     var lastModified: String?
 
+    /// Validators kept from an earlier answer (a persisted entry), or `nil` when there are none.
+    init?(entityTag: String?, lastModified: String?) {
+        self.entityTag = entityTag.flatMap { $0.isEmpty ? nil : $0 }
+        self.lastModified = lastModified.flatMap { $0.isEmpty ? nil : $0 }
+        if self.entityTag == nil, self.lastModified == nil { return nil }
+    }
+
     /// The validators of a response, or `nil` when it has none.
     init?(_ headers: HTTPHeaders) {
         entityTag = headers["ETag"].flatMap { $0.isEmpty ? nil : $0 }

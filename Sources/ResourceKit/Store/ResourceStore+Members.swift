@@ -10,6 +10,11 @@
     let refetch: @Sendable (Resource<Remote>, ReadPolicy) async -> Void
     /// Called from `deinit`, with the value to remember.
     let release: @Sendable (ObjectIdentifier, ResourceMachine<Remote.Value>.Snapshot?) -> Void
+    /// Queues the value the resource shows for its store's persistence, after news of its item; `nil` when
+    /// the store persists nothing or the value is not `Codable`.
+    @usableFromInline var persist: (@Sendable (Resource<Remote>, [ResourceNews<Remote.Value>]) -> Void)? = nil
+    /// The rank of the value the resource started from, when it came from the store's persistence.
+    var restoredRank: UInt64? = nil
 }
 
 /// How a store's list reaches its store.
@@ -44,14 +49,37 @@ extension ResourceStore {
         }
     }
 
+    /// The live resource of item `id`, made if none is alive; with a ``persistence``, a new one starts from the
+    /// persisted value when neither a live holder nor the store's memory has the item, and the value it shows
+    /// is persisted as it changes. See ``resource(_:id:)``, the same for values that are not `Codable`.
+    /// - Parameters:
+    ///   - type: The remote type; its read request is the item's id.
+    ///   - id: The item's id.
+    /// - Returns: The resource.
+    @inlinable
+    public func resource<Remote: Readable>(_ type: Remote.Type, id: Remote.Value.ID) -> Resource<Remote>
+    where
+        Remote.Value: Identifiable & Codable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID
+    {
+        resource(
+            type, id: id,
+            isOwnItem: { news in
+                for position in news.indices where news[position].kind == .fact {
+                    if let other = news[position].value?.id, other != id { return false }
+                }
+                return true
+            }, hooks: persistence == nil ? nil : PersistenceHooks(Remote.self, id: id))
+    }
+
     @usableFromInline func resource<Remote: Readable>(
-        _ type: Remote.Type, id: Remote.Value.ID, isOwnItem: @escaping @Sendable ([ResourceNews<Remote.Value>]) -> Bool
+        _ type: Remote.Type, id: Remote.Value.ID, isOwnItem: @escaping @Sendable ([ResourceNews<Remote.Value>]) -> Bool,
+        hooks: PersistenceHooks<Remote.Value>? = nil
     ) -> Resource<Remote>
     where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID {
         let key = StoreKey(type: ObjectIdentifier(Remote.self), id: AnyHashable(id))
         let item = StoreKey(type: ObjectIdentifier(Remote.Value.self), id: AnyHashable(id))
         let readKey = (try? Remote.readEndpoint(for: id))?.requestKey
-        let link = ResourceLink<Remote>(
+        var link = ResourceLink<Remote>(
             readKey: readKey,
             publish: { resource, news in
                 self.publish(
@@ -93,7 +121,11 @@ extension ResourceStore {
                     sharing: .init(key: readKey, publishes: true), settledRank: cached.rank,
                     loadedAt: cached.loadedAt, validators: cached.readKey == readKey ? cached.validators : nil,
                     loadedKey: cached.readKey == readKey ? readKey : nil)
+            } else if let hooks, let persistence, let restored = restore(hooks, from: persistence, readKey: readKey) {
+                machine = restored.machine
+                link.restoredRank = restored.machine.settledRank
             }
+            if let hooks, let persistence { link.persist = Self.persister(hooks, persistence, readKey: readKey) }
             let resource = Resource(session: session, machine: machine, link: link)
             registry.resources[key] = WeakMember(object: resource)
             registry.resourcesByItem[item, default: [:]][ObjectIdentifier(resource)] = WeakMember(object: resource)
@@ -155,6 +187,7 @@ extension Resource: StoreMember {
         guard let news = news as? [ResourceNews<Value>] else { return }
         let now = session.timeline.now
         run(transition { $0.receive(news, now: now) })
+        link?.persist?(self, news)
     }
 
     func markStale(everything: Bool, where matches: (any Sendable) -> Bool) -> Bool {

@@ -25,6 +25,8 @@ public final class ResourceStore: Sendable {
     /// The total cost (``Readable/cost(of:)``, 1 per value by default) of the values the store remembers
     /// for resources nobody holds.
     public let capacity: Int
+    /// Where the store keeps values between runs, if anywhere: see ``StorePersistence``.
+    public let persistence: StorePersistence?
 
     private let registry: Locked<StoreRegistry>
     /// Freed objects, queued by their `deinit` for the next access to the registry.
@@ -41,9 +43,12 @@ public final class ResourceStore: Sendable {
     ///   - capacity: The total cost of the freed resources' values to remember, least recently used first out:
     ///     a number of values unless a type's ``Readable/cost(of:)`` says otherwise; `0` remembers none. Live
     ///     resources and lists do not count: they are never evicted.
-    public init(session: NetworkSession, capacity: Int = 1_000) {
+    ///   - persistence: Where to keep `Codable` values between runs, so that a resource made after a restart
+    ///     starts from its last value; `nil` (the default) keeps nothing.
+    public init(session: NetworkSession, capacity: Int = 1_000, persistence: StorePersistence? = nil) {
         self.session = session
         self.capacity = max(0, capacity)
+        self.persistence = persistence
         registry = Locked(StoreRegistry(cache: LRUCache(capacity: max(0, capacity))))
     }
 

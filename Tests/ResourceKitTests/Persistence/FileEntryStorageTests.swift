@@ -7,7 +7,8 @@ import Testing
     let loaded = Date(timeIntervalSince1970: 1_764_000_000.25)
 
     func entry(_ key: String, _ text: String, tag: String? = nil) -> PersistedEntry {
-        PersistedEntry(key: key, value: Data(text.utf8), entityTag: tag, lastModified: tag.map { "m-\($0)" }, loadedAt: loaded)
+        PersistedEntry(
+            key: key, value: Data(text.utf8), entityTag: tag, lastModified: tag.map { "m-\($0)" }, loadedAt: loaded)
     }
 
     func file(of key: String) -> URL { directory.appendingPathComponent(FileEntryStorage.fileName(forKey: key)) }

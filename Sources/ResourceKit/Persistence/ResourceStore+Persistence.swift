@@ -1,0 +1,59 @@
+import Foundation
+
+extension ResourceStore {
+    /// Removes what the store keeps of its items, in memory and on disk: the remembered values of freed
+    /// resources, every queued write, and every persisted entry (a logout). Live resources and lists keep what
+    /// they show until they are freed or read again.
+    /// - Throws: ``NetworkError/file(_:)`` when the persisted entries could not be removed.
+    public func wipe() async throws(NetworkError) {
+        withRegistry { $0.cache = LRUCache(capacity: capacity) }
+        try await persistence?.wipe()
+    }
+
+    /// The machine of a resource starting from its persisted value, or `nil` when there is none that decodes
+    /// (an entry of another schema, or one that no longer decodes, is removed, and the item is read again).
+    func restore<Value: Sendable>(
+        _ hooks: PersistenceHooks<Value>, from persistence: StorePersistence, readKey: RequestKey?
+    ) -> (machine: ResourceMachine<Value>, Void)? {
+        guard let entry = persistence.entry(for: hooks.key) else { return nil }
+        guard entry.schema == hooks.schema, let value = hooks.decode(entry.value) else {
+            persistence.remove(hooks.key)
+            return nil
+        }
+        let timeline = session.timeline
+        // Its age on the wall clock, carried onto the session's clock; a value from the future is new.
+        let age = max(0, persistence.now().timeIntervalSince(entry.loadedAt))
+        let loadedAt = timeline.now - .seconds(min(age, RetryPolicy.longestWait))
+        let machine = ResourceMachine(
+            state: .available(value), timeline: timeline, sharing: .init(key: readKey, publishes: true),
+            settledRank: nextRank(), loadedAt: loadedAt,
+            validators: Validators(entityTag: entry.entityTag, lastModified: entry.lastModified), loadedKey: readKey)
+        return (machine, ())
+    }
+
+    /// What queues a resource's value for persistence after news of its item: the value shown, with its
+    /// validators and the wall-clock time it was loaded, or a removal once the item is gone.
+    static func persister<Remote: Readable>(
+        _ hooks: PersistenceHooks<Remote.Value>, _ persistence: StorePersistence, readKey: RequestKey?
+    ) -> @Sendable (Resource<Remote>, [ResourceNews<Remote.Value>]) -> Void {
+        { resource, news in
+            guard let fact = news.last(where: { $0.kind == .fact }) else { return }
+            guard fact.value != nil else {
+                persistence.remove(hooks.key)
+                return
+            }
+            guard let snapshot = resource.storage.withLock({ $0.machine.snapshot() }) else { return }
+            let now = resource.session.timeline.now
+            let wallNow = persistence.now()
+            persistence.save(hooks.key) {
+                guard let data = hooks.encode(snapshot.value) else { return nil }
+                // A value marked stale is dated long ago, so that it is stale after a restart too.
+                let loadedAt = snapshot.loadedAt.map { wallNow.addingTimeInterval(-max(0, (now - $0).seconds)) }
+                return PersistedEntry(
+                    key: hooks.key, value: data, entityTag: snapshot.validators?.entityTag,
+                    lastModified: snapshot.validators?.lastModified, loadedAt: loadedAt ?? .distantPast,
+                    schema: hooks.schema)
+            }
+        }
+    }
+}
