@@ -1,4 +1,4 @@
-// swift run -c release Benchmarks [--base-url URL] [--json PATH] [--rounds N] [--smoke] [--only store|diagnostics|transfers|live]
+// swift run -c release Benchmarks [--base-url URL] [--json PATH] [--rounds N] [--smoke] [--only store|diagnostics|transfers|live|persistence]
 //   profiling: --profile-read N, --profile-send N (instant transport),
 //              --profile-http N [--raw | --raw-task | --transport | --send | --new-resource] (needs --base-url)
 //
@@ -50,6 +50,19 @@ if option("--only") == "live" {
     exit(0)
 }
 
+if let count = option("--profile-persistent-read").flatMap(Int.init) {
+    // For profilers: `count` reads of a resource in a persistent store, on an instant transport.
+    try await PersistenceWorkloads.profileReads(count)
+    exit(0)
+}
+
+if option("--only") == "persistence" {
+    // The persistent store alone: a cold start from disk, updates written, a read's cost.
+    let report = try await PersistenceWorkloads(scale: smoke ? 0.02 : 1, rounds: rounds, warmup: warmup).run()
+    report.printTable()
+    exit(0)
+}
+
 if option("--only") == "store" {
     // The store's workloads alone, for profilers and quick comparisons.
     let report = try await InProcessWorkloads(scale: smoke ? 0.02 : 1, rounds: rounds, warmup: warmup).store()
@@ -96,6 +109,8 @@ do {
     }
     print("In-process workloads…")
     report.merge(try await InProcessWorkloads(scale: smoke ? 0.02 : 1, rounds: rounds, warmup: warmup).run())
+    print("Persistence…")
+    report.merge(try await PersistenceWorkloads(scale: smoke ? 0.02 : 1, rounds: rounds, warmup: warmup).run())
     print("Live data…")
     report.merge(try await LiveWorkloads(scale: smoke ? 0.02 : 1, rounds: rounds, warmup: warmup).run())
     print("Transfers…")

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 extension ResourceStore {
     /// Removes what the store keeps of its items, in memory and on disk: the remembered values of freed
@@ -33,19 +34,28 @@ extension ResourceStore {
 
     /// What queues a resource's value for persistence after news of its item: the value shown, with its
     /// validators and the wall-clock time it was loaded, or a removal once the item is gone.
+    ///
+    /// On the caller's path it only marks the resource dirty, once per write: the writer takes the value
+    /// the resource shows when it writes (so a value that changes many times before then is written once).
+    /// The queued write holds the resource until then, so that a value is not lost when its resource is freed.
     static func persister<Remote: Readable>(
         _ hooks: PersistenceHooks<Remote.Value>, _ persistence: StorePersistence, readKey: RequestKey?
     ) -> @Sendable (Resource<Remote>, [ResourceNews<Remote.Value>]) -> Void {
-        { resource, news in
+        let dirty = DirtyFlag()
+        return { resource, news in
             guard let fact = news.last(where: { $0.kind == .fact }) else { return }
             guard fact.value != nil else {
+                dirty.clear()
                 persistence.remove(hooks.key)
                 return
             }
-            guard let snapshot = resource.storage.withLock({ $0.machine.snapshot() }) else { return }
-            let now = resource.session.timeline.now
-            let wallNow = persistence.now()
+            guard dirty.mark() else { return }
             persistence.save(hooks.key) {
+                // Cleared before the value is taken: a change after this point queues another write.
+                dirty.clear()
+                guard let snapshot = resource.storage.withLock({ $0.machine.snapshot() }) else { return nil }
+                let now = resource.session.timeline.now
+                let wallNow = persistence.now()
                 guard let data = hooks.encode(snapshot.value) else { return nil }
                 // A value marked stale is dated long ago, so that it is stale after a restart too.
                 let loadedAt = snapshot.loadedAt.map { wallNow.addingTimeInterval(-max(0, (now - $0).seconds)) }
@@ -56,4 +66,14 @@ extension ResourceStore {
             }
         }
     }
+}
+
+/// Whether a resource's value waits in the write queue.
+final class DirtyFlag: Sendable {
+    private let dirty = Atomic<Bool>(false)
+
+    /// Marks it dirty; `true` when it was not already.
+    func mark() -> Bool { !dirty.exchange(true, ordering: .acquiringAndReleasing) }
+
+    func clear() { dirty.store(false, ordering: .releasing) }
 }

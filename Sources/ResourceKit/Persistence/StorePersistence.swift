@@ -9,12 +9,15 @@ public import Foundation
 /// ```
 ///
 /// Writes are batched off the caller's path: a value a resource shows is queued, and a background task
-/// writes what is queued, newest per item, in one batch. ``flush()`` waits until everything queued is
-/// stored (call it before the app is suspended, or in a test). A value queued and not yet written is what a
-/// new resource starts from, as if it were on disk.
+/// writes what is queued, newest per item, in one batch, ``writeDelay`` after the first change (so that a
+/// value that changes often is written once per delay). ``flush()`` writes at once and waits until everything
+/// queued is stored (call it before the app is suspended, or in a test). A value queued and not yet written
+/// is what a new resource starts from, as if it were on disk.
 public final class StorePersistence: Sendable {
     /// Where the entries live.
     public let storage: any EntryStorage
+    /// How long changes gather before they are written.
+    public let writeDelay: Duration
     let now: @Sendable () -> Date
 
     /// A queued change of one key: an entry to store, made (encoded) by the writer, or a removal.
@@ -24,6 +27,8 @@ public final class StorePersistence: Sendable {
         /// The newest change per key.
         var pending: [String: Change] = [:]
         var isWriting = false
+        /// The writer, while it waits out ``writeDelay``: a flush cancels its wait.
+        var writer: Task<Void, Never>?
         var waiters: [CheckedContinuation<Void, Never>] = []
         var lastError: NetworkError?
         var failedWrites = 0
@@ -34,10 +39,16 @@ public final class StorePersistence: Sendable {
     /// Creates the persistence of a store.
     /// - Parameters:
     ///   - storage: Where the entries live: a ``FileEntryStorage``, or your own database.
+    ///   - writeDelay: How long changes gather before they are written; 100 ms by default, zero (or less)
+    ///     writes at once.
     ///   - now: The wall clock that dates each value, so that its age survives a restart; a test can pass
     ///     its own.
-    public init(storage: any EntryStorage, now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(
+        storage: any EntryStorage, writeDelay: Duration = .milliseconds(100),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.storage = storage
+        self.writeDelay = min(max(writeDelay, .zero), .seconds(60))
         self.now = now
     }
 
@@ -45,15 +56,17 @@ public final class StorePersistence: Sendable {
     /// written with the next one.
     public var lastError: NetworkError? { queue.withLock { $0.lastError } }
 
-    /// Waits until every queued change is stored (or its write failed: see ``lastError``).
+    /// Writes what is queued now, and waits until every queued change is stored (or its write failed: see
+    /// ``lastError``).
     public func flush() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let done = queue.withLock { queue in
-                if queue.pending.isEmpty && !queue.isWriting { return true }
+            let (done, writer) = queue.withLock { queue -> (Bool, Task<Void, Never>?) in
+                if queue.pending.isEmpty && !queue.isWriting { return (true, nil) }
                 queue.waiters.append(continuation)
-                return false
+                return (false, queue.writer)
             }
             if done { continuation.resume() }
+            writer?.cancel()
         }
     }
 
@@ -86,12 +99,22 @@ public final class StorePersistence: Sendable {
             return true
         }
         guard starts else { return }
-        Task.detached(priority: .utility) { [self] in drain() }
+        let delay = writeDelay
+        let writer = Task.detached(priority: .utility) { [self] in
+            if delay > .zero { try? await Task.sleep(for: delay) }
+            drain()
+        }
+        queue.withLock { queue in
+            queue.writer = writer
+            // A flush that came before the writer was recorded did not cancel it: do it now.
+            if !queue.waiters.isEmpty { writer.cancel() }
+        }
     }
 
     /// Writes batches until nothing is queued, one writer at a time, so that two changes of one key land in
     /// order.
     private func drain() {
+        queue.withLock { $0.writer = nil }
         while true {
             let batch: [String: Change] = queue.withLock { queue in
                 defer { queue.pending = [:] }
