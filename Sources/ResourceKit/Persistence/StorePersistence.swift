@@ -3,7 +3,7 @@ public import Foundation
 /// Where a ``ResourceStore`` keeps its values between runs, and the queue that writes them there.
 ///
 /// ```swift
-/// let directory = URL.applicationSupportDirectory.appending(path: "store/\(userID)")
+/// let directory = applicationSupport.appendingPathComponent("store/\(userID)")  // one per user
 /// let persistence = StorePersistence(storage: try FileEntryStorage(directory: directory))
 /// let store = ResourceStore(session: session, persistence: persistence)
 /// ```

@@ -51,7 +51,7 @@ extension ResourceStore {
 
     /// The live resource of item `id`, made if none is alive; with a ``persistence``, a new one starts from the
     /// persisted value when neither a live holder nor the store's memory has the item, and the value it shows
-    /// is persisted as it changes. See ``resource(_:id:)``, the same for values that are not `Codable`.
+    /// is persisted as it changes. See `resource(_:id:)`, the same for values that are not `Codable`.
     /// - Parameters:
     ///   - type: The remote type; its read request is the item's id.
     ///   - id: The item's id.

@@ -10,7 +10,7 @@ import Synchronization
 /// try await post.update(edited)                            // `feed` shows the edit, with no request
 /// ```
 ///
-/// - Identity: ``resource(_:id:)`` returns the same object for the same `Remote` type and id while anyone
+/// - Identity: `resource(_:id:)` returns the same object for the same `Remote` type and id while anyone
 ///   holds it, and ``list(_:request:)`` the same list for the same request. The store keeps them weakly:
 ///   an object nobody holds is freed.
 /// - One truth: an item is its value type and its id. A read, create, update or delete that lands in one

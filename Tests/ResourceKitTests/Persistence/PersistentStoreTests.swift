@@ -186,6 +186,22 @@ final class WallClock: Sendable {
         #expect(try launch().resource(RemoteDiskPost.self, id: "43").state == .idle)
     }
 
+    @Test func changesGatherAndTheNewestIsWrittenEvenAfterItsResourceIsFreed() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try launch()
+        do {
+            let post = store.resource(RemoteDiskPost.self, id: "42")
+            try await post.read("42")
+            store.apply(.updated(DiskPost(id: "42", title: "second")), as: RemoteDiskPost.self)
+            store.apply(.updated(DiskPost(id: "42", title: "third")), as: RemoteDiskPost.self)
+        }
+        await store.persistence?.flush()
+        let storage = try FileEntryStorage(directory: directory)
+        let entry = try #require(try storage.entry(for: "\(String(reflecting: RemoteDiskPost.self))/42"))
+        #expect(try JSONDecoder().decode(DiskPost.self, from: entry.value).title == "third")
+        #expect(try launch().resource(RemoteDiskPost.self, id: "42").value?.title == "third")
+    }
+
     @Test func twoDirectoriesKeepTwoUsersApart() async throws {
         let other = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)")
         defer {
