@@ -27,8 +27,8 @@ extension InMemoryBackend {
     ///
     /// - `GET path` (read with `NetworkSession.bytes(_:)` or `events(_:)`) opens an event stream whose first
     ///   event is `PB_CONNECT`, with a new client id.
-    /// - `POST path` with `{"clientId", "subscriptions"}` replaces that client's topics (`204`; `404` for an
-    ///   unknown client; `400` for a body that is not that).
+    /// - `POST path` with `{"clientId", "subscriptions"}` replaces that client's topics (`204`; no
+    ///   `subscriptions` clears them; `404` for an unknown client; `400` for a body without a `clientId`).
     /// - Each create, update and delete, by any request, sends `{"record", "action"}` to every client with a
     ///   matching topic, as PocketBase names them: `posts` or `posts/*` for the collection, `posts/<id>` for
     ///   one record (updates and deletes only). The event's name is the topic. There are no access rules.

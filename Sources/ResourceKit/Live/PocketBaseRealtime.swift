@@ -16,8 +16,11 @@ import Synchronization
 /// - Subscriptions: `POST realtime` with the client id and the topics of what the store holds: `posts/*` for a
 ///   collection some live list holds items of, else `posts/<id>` for each record a live resource holds, and
 ///   nothing for a collection nobody holds. They follow the store: a resource or list made or freed posts the
-///   new set (each post replaces the whole set on the server); a post that fails (other than for a lost client,
-///   which reconnects) is tried again, waiting as ``ReconnectPolicy`` says. The post carries the session's credentials, so
+///   new set (each post replaces the whole set on the server). Past 200 records of one collection, the source
+///   follows the whole collection (PocketBase takes at most 1,000 topics a client). A post that fails is tried
+///   again, waiting as ``ReconnectPolicy`` says, except for a lost client (which reconnects) and a refusal (a
+///   `4xx` other than 404, 408 or 429, such as credentials that changed), which stops the source with that
+///   error. The post carries the session's credentials, so
 ///   the server's list and view rules decide what arrives: PocketBase checks the subscriber's rights per
 ///   record.
 /// - Changes: `create`, `update` and `delete` events go to ``ResourceStore/apply(_:as:)``, ordered by the
@@ -63,7 +66,8 @@ public struct PocketBaseRealtime: LiveSource {
                 collection: collection,
                 topics: { store in
                     let holders = store.liveHolders(of: Remote.self)
-                    if holders.hasLists { return ["\(collection)/*"] }
+                    // PocketBase takes at most 1,000 topics a client: past a few hundred records, the collection.
+                    if holders.hasLists || holders.ids.count > Self.recordTopicLimit { return ["\(collection)/*"] }
                     return holders.ids.map { "\(collection)/\($0.description)" }
                 },
                 apply: { store, data, decoder in
@@ -94,9 +98,13 @@ public struct PocketBaseRealtime: LiveSource {
             group.addTask {
                 for await _ in signals {
                     // A post that failed for another reason than a lost client is tried again, backing off as
-                    // the stream's reconnections do, until it lands or the source stops.
+                    // the stream's reconnections do, until it lands or the source stops; one the server refuses
+                    // (a 4xx: bad credentials, too many topics) stops the source with its error.
                     var failures = 0
-                    while await !synchronize(store, connection) {
+                    while true {
+                        let outcome = await synchronize(store, connection)
+                        if case .refused(let error) = outcome { return .failure(error) }
+                        if case .done = outcome { break }
                         failures += 1
                         let timeline = session.timeline
                         let wait = reconnect.wait(afterFailures: failures, base: reconnect.initialDelay)
@@ -143,12 +151,12 @@ public struct PocketBaseRealtime: LiveSource {
     }
 
     /// Posts the topics of what the store holds, when they or the client changed; after a reconnection,
-    /// revalidates what is observed, once. Returns `false` when a post failed and should be tried again.
-    private func synchronize(_ store: ResourceStore, _ connection: Connection) async -> Bool {
+    /// revalidates what is observed, once.
+    private func synchronize(_ store: ResourceStore, _ connection: Connection) async -> SyncOutcome {
         var topics: [String] = []
         for follow in followed { topics += follow.topics(store) }
         topics.sort()
-        guard let (clientID, number, needsPost) = connection.pending(topics) else { return true }
+        guard let (clientID, number, needsPost) = connection.pending(topics) else { return .done }
         if needsPost {
             struct Subscriptions: Encodable, Sendable {
                 var clientId: String
@@ -160,19 +168,33 @@ public struct PocketBaseRealtime: LiveSource {
             } catch {
                 connection.postFailed(clientID)
                 // A lost client (404) reconnects and posts for its new id; a cancelled source stops.
-                return error.statusCode == 404 || error.code == .cancelled || Task.isCancelled
+                if error.statusCode == 404 || error.code == .cancelled || Task.isCancelled { return .done }
+                if let status = error.statusCode, (400..<500).contains(status), status != 408, status != 429 {
+                    return .refused(error)
+                }
+                return .retry
             }
             connection.posted(topics, for: clientID)
         }
-        guard connection.opened(clientID, number) else { return true }
+        guard connection.opened(clientID, number) else { return .done }
         onOpen?(number)
         if number > 1 {
             await withTaskGroup(of: Void.self) { group in
                 for follow in followed { group.addTask { await follow.resync(store) } }
             }
         }
-        return true
+        return .done
     }
+
+    /// How a synchronization ended.
+    enum SyncOutcome {
+        case done
+        case retry
+        case refused(NetworkError)
+    }
+
+    /// The most records of one collection followed one by one; past it, the whole collection is.
+    static let recordTopicLimit = 200
 
     /// One followed collection, its type erased.
     struct Followed: Sendable {

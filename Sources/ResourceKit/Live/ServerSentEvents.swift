@@ -3,10 +3,12 @@ import Foundation
 /// When a stream of server-sent events connects again after its connection ended or failed.
 ///
 /// The wait before a reconnection is the stream's reconnection time: the server's last `retry` field, or
-/// ``initialDelay`` until it sent one. That is the wait after a connection that opened, and after the first
-/// attempt in a row that failed to open; each further failed attempt multiplies it by ``multiplier``, up to
-/// ``maximumDelay`` (or the server's `retry`, if that is longer). ``jitter`` then adds up to half of the wait, so that clients cut
-/// off together do not come back together; the wait is never shorter than the server asked.
+/// ``initialDelay`` until it sent one. That is the wait after a connection that delivered events, and after
+/// the first attempt in a row that failed (did not open, or ended before any event; then at least 100 ms);
+/// each further failed attempt multiplies it by ``multiplier``, up to ``maximumDelay`` (or the server's
+/// `retry`, if that is longer). ``jitter`` then lengthens the wait by up to half (a draw of its source times
+/// half the wait: not the "full jitter" of ``RetryPolicy``, which may shorten it), so that clients cut off
+/// together do not come back together; the wait is never shorter than the server asked.
 ///
 /// Bad values never trap: a multiplier below 1 or NaN counts as 1, a negative delay as zero, a negative
 /// ``maximumAttempts`` as zero.
@@ -50,7 +52,9 @@ public struct ReconnectPolicy: Sendable, Equatable {
     /// The wait before a connection attempt that follows `failures` failed attempts in a row, for the
     /// reconnection time `base`.
     func wait(afterFailures failures: Int, base: Duration) -> Duration {
-        let base = max(base, .zero)
+        // After a failed attempt, at least 100 ms before backing off, so that a `retry: 0` (or a zero delay)
+        // never reconnects in a loop against a server that is down.
+        let base = failures > 0 ? max(base, .milliseconds(100)) : max(base, .zero)
         let growth = multiplier.isNaN ? 1 : max(multiplier, 1)
         let ceiling = max(maximumDelay, base).seconds
         let seconds = min(base.seconds * pow(growth, Double(max(failures - 1, 0))), ceiling, RetryPolicy.longestWait)
@@ -76,7 +80,8 @@ extension NetworkSession {
     /// }
     /// ```
     ///
-    /// Each connection is a ``bytes(_:)`` request, so credentials, adapters, redirects, validation and the
+    /// Each connection is a ``bytes(_:)`` request (with the session's retry policy replaced by `.never`, unless
+    /// the endpoint sets one: `reconnect` retries), so credentials, adapters, redirects, validation and the
     /// time limit (until the head) apply to it. It sends `Accept: text/event-stream`, `Cache-Control:
     /// no-store`, and `Last-Event-ID` once an event id is known. Nothing is sent until the first `next()`.
     ///
@@ -141,8 +146,10 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         var body: ResponseBody.Iterator?
         var bodyToCancel: ResponseBody?
         var connections = 0
-        /// Connection attempts in a row that did not open.
+        /// Connection attempts in a row that did not open, or opened and ended before an event.
         var failures = 0
+        /// Whether the current connection has delivered an event.
+        var hasEvents = false
         /// Whether the stream ended for good.
         var isFinished = false
 
@@ -173,6 +180,10 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
                     }
                     if let chunk = try await body?.next(isolation: actor) {
                         pending = try parser.parse(chunk)
+                        if !pending.isEmpty, !hasEvents {
+                            hasEvents = true
+                            failures = 0
+                        }
                     } else {
                         try await endConnection(nil, isolation: actor)
                     }
@@ -185,6 +196,11 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         /// Opens a connection, after the wait its turn calls for; a head that cannot open fails the attempt.
         private mutating func connect(isolation actor: isolated (any Actor)?) async throws(NetworkError) {
             var endpoint = stream.endpoint
+            // The reconnection policy does the retrying; the session's retry policy, on top, would stack its
+            // backoff on each attempt's (an endpoint that sets its own keeps it).
+            if endpoint.retry == nil { endpoint.retry = .never }
+            endpoint =
+                endpoint
                 .setting(header: "Accept", to: "text/event-stream")
                 .setting(header: "Cache-Control", to: "no-store")
             if !parser.lastEventID.isEmpty {
@@ -207,7 +223,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
             }
             body = response.body.makeAsyncIterator()
             bodyToCancel = response.body
-            failures = 0
+            hasEvents = false
             connections += 1
             stream.onOpen?(connections)
         }
@@ -232,7 +248,9 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
                     throw Task.isCancelled ? .cancelled : error
                 }
             }
-            if !wasOpen { failures += 1 }
+            // A connection that ended before any event counts as a failed attempt: a server that accepts and
+            // hangs up at once is backed off from, not reconnected to in a loop.
+            if !wasOpen || !hasEvents { failures += 1 }
             guard stream.reconnect.allowsAttempt(afterFailures: failures) else {
                 isFinished = true
                 if let error { throw error }

@@ -39,7 +39,8 @@ public struct PersistedEntry: Sendable, Equatable {
 /// Where a store's entries live between runs: the seam for SQLite, GRDB or an app's own database.
 /// ``FileEntryStorage`` is the one that ships.
 ///
-/// Each call is synchronous and may block on I/O; a store calls it off the caller's path. An
+/// Each call is synchronous and may block on I/O. A store writes from a thread of its own; it reads an entry
+/// when it makes a resource that nothing in memory can start (outside its own lock), on the caller's thread. An
 /// implementation must keep each entry whole: after a crash at any point, ``entry(for:)`` returns the old
 /// entry, the new one, or none (for a key never stored), never a mix.
 public protocol EntryStorage: Sendable {

@@ -17,6 +17,8 @@ public import Foundation
 ///   in ``droppedCount``, never returned.
 /// - **Bounded:** past ``maximumBytes`` on disk, the least recently used entries (by last read or write)
 ///   are removed.
+/// - **One instance per directory:** two open on one directory (an app and its extension) would remove each
+///   other's temporary files and bound only their own entries.
 public final class FileEntryStorage: EntryStorage {
     /// The directory of the entries.
     public let directory: URL
@@ -120,6 +122,11 @@ public final class FileEntryStorage: EntryStorage {
         for entry in entries { latest[entry.key] = entry }
         var written: [(temporary: String, name: String, bytes: Int)] = []
         defer { for file in written { unlink(file.temporary) } }
+        // A directory removed while the storage was open (a cache cleared by the system) is made again.
+        if access(directory.path, F_OK) != 0 {
+            try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            index.withLock { $0 = Index() }
+        }
         for entry in latest.values {
             let data = EntryCoding.encode(entry)
             let temporary = directory.appendingPathComponent(".tmp-\(UUID().uuidString)").path

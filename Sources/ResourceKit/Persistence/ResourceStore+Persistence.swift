@@ -4,7 +4,7 @@ import Synchronization
 extension ResourceStore {
     /// Removes what the store keeps of its items, in memory and on disk: the remembered values of freed
     /// resources, every queued write, and every persisted entry (a logout). Live resources and lists keep what
-    /// they show until they are freed or read again.
+    /// they show until they are freed, but persist nothing more: only resources made after the wipe do.
     /// - Throws: ``NetworkError/file(_:)`` when the persisted entries could not be removed.
     public func wipe() async throws(NetworkError) {
         withRegistry { $0.cache = LRUCache(capacity: capacity) }
@@ -13,23 +13,27 @@ extension ResourceStore {
 
     /// The machine of a resource starting from its persisted value, or `nil` when there is none that decodes
     /// (an entry of another schema, or one that no longer decodes, is removed, and the item is read again).
+    ///
+    /// Its rank is 0, older than every answer of this run: an answer to a request sent before the resource was
+    /// made (a list's page, say) still replaces it.
     func restore<Value: Sendable>(
         _ hooks: PersistenceHooks<Value>, from persistence: StorePersistence, readKey: RequestKey?
-    ) -> (machine: ResourceMachine<Value>, Void)? {
+    ) -> ResourceMachine<Value>? {
         guard let entry = persistence.entry(for: hooks.key) else { return nil }
         guard entry.schema == hooks.schema, let value = hooks.decode(entry.value) else {
             persistence.remove(hooks.key)
             return nil
         }
         let timeline = session.timeline
-        // Its age on the wall clock, carried onto the session's clock; a value from the future is new.
+        // Its age on the wall clock, carried onto the session's clock; a value from the future is new, and
+        // one persisted as stale (dated `distantPast`) is stale again.
         let age = max(0, persistence.now().timeIntervalSince(entry.loadedAt))
-        let loadedAt = timeline.now - .seconds(min(age, RetryPolicy.longestWait))
-        let machine = ResourceMachine(
+        let loadedAt: Duration? =
+            entry.loadedAt == .distantPast ? nil : timeline.now - .seconds(min(age, RetryPolicy.longestWait))
+        return ResourceMachine(
             state: .available(value), timeline: timeline, sharing: .init(key: readKey, publishes: true),
-            settledRank: nextRank(), loadedAt: loadedAt,
+            settledRank: 0, loadedAt: loadedAt,
             validators: Validators(entityTag: entry.entityTag, lastModified: entry.lastModified), loadedKey: readKey)
-        return (machine, ())
     }
 
     /// What queues a resource's value for persistence after news of its item: the value shown, with its
@@ -42,8 +46,11 @@ extension ResourceStore {
         _ hooks: PersistenceHooks<Remote.Value>, _ persistence: StorePersistence, readKey: RequestKey?
     ) -> @Sendable (Resource<Remote>, [ResourceNews<Remote.Value>]) -> Void {
         let dirty = DirtyFlag()
+        let generation = persistence.generation.load(ordering: .acquiring)
         return { resource, news in
             guard let fact = news.last(where: { $0.kind == .fact }) else { return }
+            // Made before a wipe: what it shows belongs to the wiped data.
+            guard persistence.generation.load(ordering: .acquiring) == generation else { return }
             guard fact.value != nil else {
                 dirty.clear()
                 persistence.remove(hooks.key)

@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 /// Where a ``ResourceStore`` keeps its values between runs, and the queue that writes them there.
 ///
@@ -39,8 +40,8 @@ public final class StorePersistence: Sendable {
     /// Creates the persistence of a store.
     /// - Parameters:
     ///   - storage: Where the entries live: a ``FileEntryStorage``, or your own database.
-    ///   - writeDelay: How long changes gather before they are written; 100 ms by default, zero (or less)
-    ///     writes at once.
+    ///   - writeDelay: How long changes gather before they are written, in real time; 100 ms by default, zero
+    ///     (or less) writes at once, and more than 60 s counts as 60 s.
     ///   - now: The wall clock that dates each value, so that its age survives a restart; a test can pass
     ///     its own.
     public init(
@@ -52,23 +53,31 @@ public final class StorePersistence: Sendable {
         self.now = now
     }
 
-    /// The last error of a background write, if any; the entries of a failed batch stay queued and are
-    /// written with the next one.
+    /// The error of the last background write, if it failed; the entries of a failed batch stay queued and
+    /// are written with the next change or ``flush()``. `nil` again once a write succeeds.
     public var lastError: NetworkError? { queue.withLock { $0.lastError } }
 
     /// Writes what is queued now, and waits until every queued change is stored (or its write failed: see
     /// ``lastError``).
     public func flush() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let (done, writer) = queue.withLock { queue -> (Bool, Task<Void, Never>?) in
-                if queue.pending.isEmpty && !queue.isWriting { return (true, nil) }
+            let (done, writer, starts) = queue.withLock { queue -> (Bool, Task<Void, Never>?, Bool) in
+                if queue.pending.isEmpty && !queue.isWriting { return (true, nil, false) }
                 queue.waiters.append(continuation)
-                return (false, queue.writer)
+                // Changes left by a failed batch have no writer: start one.
+                guard !queue.isWriting else { return (false, queue.writer, false) }
+                queue.isWriting = true
+                return (false, nil, true)
             }
             if done { continuation.resume() }
             writer?.cancel()
+            if starts { startWriter(after: .zero) }
         }
     }
+
+    /// Bumped by each wipe: resources made before it persist nothing more, so that a logged-out user's
+    /// values, still shown by live objects, are not written back.
+    let generation = Atomic<UInt64>(0)
 
     // MARK: For the store
 
@@ -84,8 +93,9 @@ public final class StorePersistence: Sendable {
 
     func remove(_ key: String) { enqueue(key, nil) }
 
-    /// Forgets every queued change and removes every entry.
+    /// Forgets every queued change and removes every entry; resources made before persist nothing more.
     func wipe() async throws(NetworkError) {
+        generation.add(1, ordering: .acquiringAndReleasing)
         queue.withLock { $0.pending = [:] }
         await flush()
         try storage.removeAll()
@@ -98,23 +108,27 @@ public final class StorePersistence: Sendable {
             queue.isWriting = true
             return true
         }
-        guard starts else { return }
-        let delay = writeDelay
+        if starts { startWriter(after: writeDelay) }
+    }
+
+    /// Starts the one writer: it waits `delay` (a flush ends the wait), then writes on a thread of its own,
+    /// so that blocking file calls never hold a thread of Swift's cooperative pool.
+    private func startWriter(after delay: Duration) {
         let writer = Task.detached(priority: .utility) { [self] in
             if delay > .zero { try? await Task.sleep(for: delay) }
-            drain()
+            queue.withLock { $0.writer = nil }
+            DispatchQueue.global(qos: .utility).async { [self] in drain() }
         }
         queue.withLock { queue in
-            queue.writer = writer
             // A flush that came before the writer was recorded did not cancel it: do it now.
             if !queue.waiters.isEmpty { writer.cancel() }
+            queue.writer = writer
         }
     }
 
     /// Writes batches until nothing is queued, one writer at a time, so that two changes of one key land in
     /// order.
     private func drain() {
-        queue.withLock { $0.writer = nil }
         while true {
             let batch: [String: Change] = queue.withLock { queue in
                 defer { queue.pending = [:] }
@@ -136,6 +150,7 @@ public final class StorePersistence: Sendable {
             do throws(NetworkError) {
                 try storage.store(stores)
                 try storage.removeEntries(for: removals)
+                queue.withLock { $0.lastError = nil }
             } catch {
                 // Kept for the next batch unless a newer change of the key came meanwhile; then the writer
                 // stops until the next change, so that a full disk does not spin.
@@ -164,9 +179,12 @@ public final class StorePersistence: Sendable {
     @usableFromInline init<Remote: Readable>(_ type: Remote.Type, id: some Sendable)
     where Remote.Value == Value, Value: Codable {
         // By `Remote` type, not only by item: the validators kept are those of this type's read.
-        key = "\(String(reflecting: Remote.self))/\(id)"
+        key = Self.key(Remote.persistenceName, id)
         schema = Remote.persistenceSchema
         encode = { try? JSONEncoder().encode($0) }
         decode = { try? JSONDecoder().decode(Value.self, from: $0) }
     }
+
+    /// The key of item `id` of the type named `name`.
+    static func key(_ name: String, _ id: some Sendable) -> String { "\(name)/\(id)" }
 }

@@ -101,7 +101,7 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
     /// made, and no answer or news has replaced it since.
     public var isRestored: Bool {
         guard let rank = link?.restoredRank else { return false }
-        return storage.withLock { $0.machine.settledRank == rank }
+        return storage.withLock { $0.machine.settledRank == rank && $0.machine.state.value != nil }
     }
 
     /// How long ago the value shown was loaded, on the session's clock: by a read, a create or update, another

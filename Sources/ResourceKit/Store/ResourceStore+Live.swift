@@ -100,6 +100,8 @@ extension ResourceStore {
     ///   without versions, the change replaces what holders show (a push that lags behind a local answer shows
     ///   the older value until the next read or push). A deletion is always applied.
     /// - An optimistic change shown over the item stays on top until its mutation ends, as with other news.
+    /// - In a persistent store, the item's live resource persists the change; with none, the item's persisted
+    ///   entry (of `Remote`) is removed, so that the next launch reads it rather than show an older value.
     ///
     /// - Parameters:
     ///   - change: The change.
@@ -120,6 +122,14 @@ extension ResourceStore {
                 }
             }
         publish([news], from: ObjectIdentifier(self), replaces: replaces)
+        // A persisted value of the item that no live resource of the type keeps current is out of date now:
+        // removed, so that a later launch reads the item instead of showing what it was.
+        if let persistence, let readable = Remote.self as? any Readable.Type {
+            let resource = StoreKey(type: ObjectIdentifier(Remote.self), id: AnyHashable(change.id))
+            if withRegistry({ $0.resources[resource]?.object == nil }) {
+                persistence.remove(PersistenceHooks<Remote.Value>.key(readable.persistenceName, change.id))
+            }
+        }
     }
 
     /// What the store's live objects hold of `Remote`'s values: what a live source follows.

@@ -101,6 +101,15 @@ extension ResourceStore {
         let session = session
         var made = false
         defer { if made { membershipChanged() } }
+        // The persisted value, read and decoded outside the registry's lock (it may wait for the disk), when
+        // nothing in memory could start the resource instead.
+        var restored: ResourceMachine<Remote.Value>?
+        if let hooks, let persistence,
+            withRegistry({ $0.resources[key]?.object == nil && !$0.cache.contains(item) && $0.newestKnown(item) == nil }
+            )
+        {
+            restored = restore(hooks, from: persistence, readKey: readKey)
+        }
         return withRegistry { registry in
             if let existing = registry.resources[key]?.object as? Resource<Remote> { return existing }
             made = true
@@ -121,9 +130,9 @@ extension ResourceStore {
                     sharing: .init(key: readKey, publishes: true), settledRank: cached.rank,
                     loadedAt: cached.loadedAt, validators: cached.readKey == readKey ? cached.validators : nil,
                     loadedKey: cached.readKey == readKey ? readKey : nil)
-            } else if let hooks, let persistence, let restored = restore(hooks, from: persistence, readKey: readKey) {
-                machine = restored.machine
-                link.restoredRank = restored.machine.settledRank
+            } else if let restored {
+                machine = restored
+                link.restoredRank = restored.settledRank
             }
             if let hooks, let persistence { link.persist = Self.persister(hooks, persistence, readKey: readKey) }
             let resource = Resource(session: session, machine: machine, link: link)

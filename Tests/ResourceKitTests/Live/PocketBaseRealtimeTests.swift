@@ -182,6 +182,38 @@ import Testing
         _ = feed
     }
 
+    @Test func aRefusedSubscriptionStopsTheSourceWithTheServersError() async throws {
+        stub.stub(
+            .post, "/api/realtime", status: 403,
+            json:
+                #"{"status":403,"message":"The current and the previous request authorization don't match.","data":{}}"#
+        )
+        let store = ResourceStore(session: session)
+        let feed = store.list(RemoteFeed.self, request: "latest")
+        let live = Task {
+            try await PocketBaseRealtime(session: session).following(RemotePost.self, collection: "posts").run(
+                in: store)
+        }
+        try await connect("c1")
+        let error = await #expect(throws: NetworkError.self) { try await live.value }
+        #expect(error?.statusCode == 403)
+        _ = feed
+    }
+
+    @Test func manyRecordsAreFollowedAsTheirCollection() async throws {
+        let store = ResourceStore(session: session)
+        let held = (0..<201).map { store.resource(RemotePost.self, id: "p\($0)") }
+        let live = Task {
+            try await PocketBaseRealtime(session: session).following(RemotePost.self, collection: "posts").run(
+                in: store)
+        }
+        defer { live.cancel() }
+        try await connect("c1")
+        try await waitForPosts(1)
+        #expect(posts.last?.1 == ["posts/*"])
+        #expect(held.count == 201)
+    }
+
     @Test func cancellingStopsTheSource() async throws {
         let store = ResourceStore(session: session)
         let feed = store.list(RemoteFeed.self, request: "latest")

@@ -223,6 +223,40 @@ private func stubConnections(_ stub: StubTransport, _ answers: [(status: Int, he
         }
     }
 
+    @Test func aServerThatHangsUpBeforeAnyEventIsBackedOffFromEvenWithRetryZero() async throws {
+        stub.stubStreaming(.get, "/api/stream") { request in
+            StreamedResponse(
+                statusCode: 200, headers: eventStream, url: request.url, body: ResponseBody(Data("retry: 0\n\n".utf8)))
+        }
+        let reading = Task {
+            var iterator = session().events(Endpoint(.get, "stream"), reconnect: exact).makeAsyncIterator()
+            return try await iterator.next()
+        }
+        defer { reading.cancel() }
+        // Each connection opens and ends with no event: failed attempts, from 100 ms up, doubling.
+        for (attempt, wait) in [(1, 100), (2, 200), (3, 400), (4, 800)] {
+            try await clock.waitForSleepers(timeout: .seconds(5)) { $0.contains(.milliseconds(wait)) }
+            #expect(stub.requestCount == attempt)
+            clock.advance(by: .milliseconds(wait))
+        }
+    }
+
+    @Test func eachConnectionLeavesRetriesToTheReconnectionPolicy() async throws {
+        stubConnections(stub, [(503, [:], "busy"), (200, eventStream, "data: up\n\n")])
+        let retrying = NetworkSession(
+            baseURL: "http://test.local/api", transport: stub, retry: RetryPolicy(maximumAttempts: 5, jitter: .none),
+            clock: clock)
+        let reading = Task {
+            var iterator = retrying.events(Endpoint(.get, "stream"), reconnect: exact).makeAsyncIterator()
+            return try await iterator.next()
+        }
+        // The 503 waits the reconnection's 3 s, not the session's retry policy's 0.5 s.
+        try await clock.waitForSleepers(timeout: .seconds(5)) { $0.contains(.seconds(3)) }
+        #expect(stub.requestCount == 1)
+        clock.advance(by: .seconds(3))
+        #expect(try await reading.value?.data == "up")
+    }
+
     @Test func neverReconnectEndsWithTheConnection() async throws {
         stubConnections(stub, [(200, eventStream, "data: a\n\n")])
         var received: [String] = []

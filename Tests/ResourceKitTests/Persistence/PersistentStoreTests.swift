@@ -226,3 +226,117 @@ final class WallClock: Sendable {
         try await store.wipe()
     }
 }
+
+/// A storage whose writes fail until it is told otherwise.
+final class FlakyStorage: EntryStorage {
+    let inner: FileEntryStorage
+    let failing = Mutex(true)
+
+    init(directory: URL) throws { inner = try FileEntryStorage(directory: directory) }
+
+    func entry(for key: String) throws(NetworkError) -> PersistedEntry? { try inner.entry(for: key) }
+    func store(_ entries: [PersistedEntry]) throws(NetworkError) {
+        if failing.withLock({ $0 }) { throw .file("the disk is full") }
+        try inner.store(entries)
+    }
+    func removeEntries(for keys: [String]) throws(NetworkError) { try inner.removeEntries(for: keys) }
+    func removeAll() throws(NetworkError) { try inner.removeAll() }
+    func allKeys() throws(NetworkError) -> [String] { try inner.allKeys() }
+}
+
+@Suite(.serialized, .timeLimit(.minutes(1))) struct PersistenceQueueTests {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("queue-\(UUID().uuidString)")
+    let backend = InMemoryBackend(basePath: "/api")
+
+    init() throws {
+        backend.addCollection("posts")
+        try backend.seed([DiskPost(id: "42", title: "Hello"), DiskPost(id: "43", title: "Bye")], into: "posts")
+    }
+
+    func session(_ transport: any HTTPTransport) -> NetworkSession {
+        NetworkSession(baseURL: "http://test.local/api", transport: transport, timeLimit: nil)
+    }
+
+    var key42: String { "\(RemoteDiskPost.persistenceName)/42" }
+
+    @Test func aFailedWriteIsReportedKeptAndWrittenByTheNextFlush() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let storage = try FlakyStorage(directory: directory)
+        let persistence = StorePersistence(storage: storage)
+        let store = ResourceStore(session: session(backend), persistence: persistence)
+        try await store.resource(RemoteDiskPost.self, id: "42").read("42")
+        await persistence.flush()
+        #expect(persistence.lastError?.code == .file)
+        #expect(try storage.inner.entry(for: key42) == nil)
+        // The disk has room again: a flush with nothing new writes what was kept, and returns.
+        storage.failing.withLock { $0 = false }
+        await persistence.flush()
+        #expect(persistence.lastError == nil)
+        #expect(try storage.inner.entry(for: key42) != nil)
+    }
+
+    @Test func afterAWipeOnlyResourcesMadeSincePersist() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let persistence = StorePersistence(storage: try FileEntryStorage(directory: directory))
+        let store = ResourceStore(session: session(backend), persistence: persistence)
+        let before = store.resource(RemoteDiskPost.self, id: "42")
+        try await before.read("42")
+        try await store.wipe()
+        // The logged-out user's resource reads again: nothing is written back.
+        try await before.read("42")
+        await persistence.flush()
+        #expect(try persistence.storage.allKeys() == [])
+        // A resource made after the wipe persists.
+        try await store.resource(RemoteDiskPost.self, id: "43").read("43")
+        await persistence.flush()
+        #expect(try persistence.storage.allKeys() == ["\(RemoteDiskPost.persistenceName)/43"])
+    }
+
+    @Test func aPushedChangeOfAnItemNoLiveResourceHoldsRemovesItsEntry() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let persistence = StorePersistence(storage: try FileEntryStorage(directory: directory))
+        let store = ResourceStore(session: session(backend), persistence: persistence)
+        do { try await store.resource(RemoteDiskPost.self, id: "42").read("42") }
+        await persistence.flush()
+        #expect(try persistence.storage.entry(for: key42) != nil)
+        store.apply(.deleted("42"), as: RemoteDiskPost.self)
+        await persistence.flush()
+        #expect(try persistence.storage.entry(for: key42) == nil)
+        // With a live resource, the push is persisted instead.
+        let live = store.resource(RemoteDiskPost.self, id: "43")
+        try await live.read("43")
+        store.apply(.updated(DiskPost(id: "43", title: "Pushed")), as: RemoteDiskPost.self)
+        await persistence.flush()
+        let entry = try #require(try persistence.storage.entry(for: "\(RemoteDiskPost.persistenceName)/43"))
+        #expect(try JSONDecoder().decode(DiskPost.self, from: entry.value).title == "Pushed")
+    }
+
+    @Test func anAnswerToARequestSentBeforeARestoredResourceWasMadeStillReplacesIt() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let storage = try FileEntryStorage(directory: directory)
+        try storage.store([
+            PersistedEntry(
+                key: key42, value: try JSONEncoder().encode(DiskPost(id: "42", title: "From disk")), loadedAt: Date())
+        ])
+        let transport = ControlledTransport()
+        let store = ResourceStore(session: session(transport), persistence: StorePersistence(storage: storage))
+        struct DiskFeed: Listable {
+            typealias Value = DiskPost
+            typealias Item = DiskPost
+            typealias ListResponse = PageEnvelope<DiskPost>
+            static let pagination = PageNumberPagination(pageSize: 50)
+            static func listEndpoint(for request: Void) -> Endpoint { Endpoint(.get, "posts") }
+        }
+        let feed = store.list(DiskFeed.self)
+        let loading = Task { try await feed.refresh() }
+        try await transport.waitForRequests(1)
+        let post = store.resource(RemoteDiskPost.self, id: "42")
+        #expect(post.isRestored)
+        let page =
+            #"{"page":1,"perPage":50,"totalItems":1,"totalPages":1,"items":[{"id":"42","title":"From the server"}]}"#
+        transport.answer(0, .success(HTTPResponse(statusCode: 200, body: Data(page.utf8))))
+        _ = try await loading.value
+        #expect(post.value?.title == "From the server")
+        #expect(!post.isRestored)
+    }
+}
