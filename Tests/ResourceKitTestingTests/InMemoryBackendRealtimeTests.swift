@@ -119,11 +119,11 @@ private struct RemoteMemos: Listable {
     }
 }
 
-/// Waits, yielding, until `condition` holds; fails after 5 s instead of hanging.
+/// Waits, checking every millisecond, until `condition` holds; fails after 30 s instead of hanging.
 private func waitUntil(_ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(5)
+    let deadline = ContinuousClock.now + .seconds(30)
     while !condition() {
         guard ContinuousClock.now < deadline else { throw CancellationError() }
-        await Task.yield()
+        try await Task.sleep(for: .milliseconds(1))
     }
 }

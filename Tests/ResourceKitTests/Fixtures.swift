@@ -42,14 +42,22 @@ func makeTimelessSession(_ transport: any HTTPTransport) -> NetworkSession {
     NetworkSession(baseURL: "http://test.local/api", transport: transport, timeLimit: nil)
 }
 
-/// Waits, yielding, until `condition` holds; fails after `timeout` instead of hanging.
+/// Waits until `condition` holds, yielding at first, then checking every millisecond, so that many waiting
+/// tests do not starve the ones they wait for (under the thread sanitizer, on two cores); fails after
+/// `timeout` instead of hanging.
 func waitUntil(
     _ description: String, timeout: Duration = .seconds(5), _ condition: () -> Bool
 ) async throws {
     let deadline = ContinuousClock.now + timeout
+    var checks = 0
     while !condition() {
         guard ContinuousClock.now < deadline else { throw WaitTimeout(description: description) }
-        await Task.yield()
+        checks += 1
+        if checks < 1_000 {
+            await Task.yield()
+        } else {
+            try await Task.sleep(for: .milliseconds(1))
+        }
     }
 }
 

@@ -14,12 +14,19 @@ import Testing
     let clock = ManualClock()
     /// Each realtime connection's writer, in order.
     let writers = Locked<[ResponseBody.Writer]>([])
+    /// Opened when connection n (from 0) arrives.
+    let arrived = (0..<4).map { _ in AsyncLatch() }
 
     init() {
         let writers = writers
+        let arrived = arrived
         stub.stubStreaming(.get, "/api/realtime") { request in
             let (body, writer) = ResponseBody.makeStream()
-            writers.withLock { $0.append(writer) }
+            let count = writers.withLock { writers in
+                writers.append(writer)
+                return writers.count
+            }
+            if count <= arrived.count { arrived[count - 1].open() }
             return StreamedResponse(
                 statusCode: 200, headers: ["Content-Type": "text/event-stream"], url: request.url, body: body)
         }
@@ -42,7 +49,7 @@ import Testing
     }
 
     func connect(_ clientID: String, on connection: Int = 0) async throws {
-        try await waitUntil("connection \(connection)") { writers.withLock { $0.count > connection } }
+        try await arrived[connection].wait()
         try send("id:\(clientID)\nevent:PB_CONNECT\ndata:{\"clientId\":\"\(clientID)\"}\n\n", on: connection)
     }
 
@@ -57,7 +64,7 @@ import Testing
     }
 
     func waitForPosts(_ count: Int) async throws {
-        try await waitUntil("\(count) subscription posts") { posts.count >= count }
+        try await waitUntil("\(count) subscription posts", timeout: .seconds(30)) { posts.count >= count }
     }
 
     var reads: Int {
@@ -79,10 +86,10 @@ import Testing
         // The list goes: the record's own topic.
         feed = nil
         _ = feed
-        try await waitUntil("the record's topic") { posts.last?.1 == ["posts/42"] }
+        try await waitUntil("the record's topic", timeout: .seconds(30)) { posts.last?.1 == ["posts/42"] }
         // Nothing held: nothing subscribed.
         _ = consume post
-        try await waitUntil("no topics") { posts.last?.1 == [] }
+        try await waitUntil("no topics", timeout: .seconds(30)) { posts.last?.1 == [] }
         #expect(posts.allSatisfy { $0.0 == "c1" })
     }
 
@@ -101,7 +108,7 @@ import Testing
         try send(
             "event:posts/42\ndata:{\"action\":\"update\",\"record\":{\"id\":\"42\",\"title\":\"Pushed\",\"body\":\"\"}}\n\n"
         )
-        try await waitUntil("the push") { post.state.value?.title == "Pushed" }
+        try await waitUntil("the push", timeout: .seconds(30)) { post.state.value?.title == "Pushed" }
         // A record that is not a post, an unknown collection, an unknown action, garbage: all skipped.
         try send("event:posts/42\ndata:{\"action\":\"update\",\"record\":{\"id\":42}}\n\n")
         try send(
@@ -113,7 +120,7 @@ import Testing
         try send(
             "event:posts/42?options=%7B%7D\ndata:{\"action\":\"delete\",\"record\":{\"id\":\"42\",\"title\":\"Pushed\",\"body\":\"\"}}\n\n"
         )
-        try await waitUntil("the deletion") { post.state == .idle }
+        try await waitUntil("the deletion", timeout: .seconds(30)) { post.state == .idle }
         #expect(reads == readsBefore)
     }
 
@@ -137,18 +144,18 @@ import Testing
         let live = Task { try await realtime.run(in: store) }
         defer { live.cancel() }
         try await connect("c1")
-        try await waitUntil("opened") { opened.withLock { $0 } == [1] }
+        try await waitUntil("opened", timeout: .seconds(30)) { opened.withLock { $0 } == [1] }
         let readsBefore = reads
         // The server closes the stream (PocketBase's idle close); after 1 s the source connects again.
         writers.withLock { $0[0] }.finish()
         try await clock.waitForSleepers(timeout: .seconds(5)) { $0.contains(.seconds(1)) }
         clock.advance(by: .seconds(1))
         try await connect("c2", on: 1)
-        try await waitUntil("reopened") { opened.withLock { $0 } == [1, 2] }
+        try await waitUntil("reopened", timeout: .seconds(30)) { opened.withLock { $0 } == [1, 2] }
         #expect(posts.map(\.0) == ["c1", "c2"])
         #expect(posts.last?.1 == ["posts/*"])
         // What is observed is read again, once each: the resource and the list's first page.
-        try await waitUntil("resync") { reads == readsBefore + 2 }
+        try await waitUntil("resync", timeout: .seconds(30)) { reads == readsBefore + 2 }
         #expect(stub.requests.suffix(2).compactMap(\.url?.path).sorted() == ["/api/posts", "/api/posts/42"])
     }
 
@@ -176,7 +183,7 @@ import Testing
         try await clock.waitForSleepers(timeout: .seconds(5)) { $0.contains(.seconds(2)) }
         #expect(opened.withLock { $0 }.isEmpty)
         clock.advance(by: .seconds(2))
-        try await waitUntil("opened") { opened.withLock { $0 } == [1] }
+        try await waitUntil("opened", timeout: .seconds(30)) { opened.withLock { $0 } == [1] }
         #expect(posts.count == 2)
         #expect(posts.allSatisfy { $0.0 == "c1" && $0.1 == ["posts/*"] })
         _ = feed

@@ -27,18 +27,20 @@ import Testing
         let states = post.recordStates()
         for expected in 1...3 {
             try await tick()
-            try await waitUntil("read \(expected)") { reads(backend) == expected && !post.state.isLoading }
+            try await waitUntil("read \(expected)", timeout: .seconds(30)) {
+                reads(backend) == expected && !post.state.isLoading
+            }
         }
         #expect(post.state == .available(storePosts[1]))
         // Observed no more: nothing again.
         states.stop()
-        try await waitUntil("unobserved") { post.observerCount == 0 }
+        try await waitUntil("unobserved", timeout: .seconds(30)) { post.observerCount == 0 }
         for _ in 0..<3 { try await tick() }
         #expect(reads(backend) == 3)
         // Observed again: polling goes on.
         let again = post.recordStates()
         try await tick()
-        try await waitUntil("read 4") { reads(backend) == 4 }
+        try await waitUntil("read 4", timeout: .seconds(30)) { reads(backend) == 4 }
         again.stop()
         // Cancelled: no more waits, no more reads.
         polling.cancel()
@@ -107,9 +109,9 @@ import Testing
         let states = feed.recordStates()
         defer { states.stop() }
         try await tick()
-        try await waitUntil("first poll") { reads(backend) == 1 && feed.items.count == 3 }
+        try await waitUntil("first poll", timeout: .seconds(30)) { reads(backend) == 1 && feed.items.count == 3 }
         try await tick()
-        try await waitUntil("second poll") { reads(backend) == 2 }
+        try await waitUntil("second poll", timeout: .seconds(30)) { reads(backend) == 2 }
     }
 
     @Test func revalidateObservedReadsWhatIsObservedAndStaleOnly() async throws {
@@ -144,9 +146,9 @@ import Testing
         let (signals, signal) = AsyncStream.makeStream(of: Void.self)
         let revalidating = Task { await store.revalidateObserved(whenever: signals) }
         signal.yield()
-        try await waitUntil("first") { backend.requestLog.count == 1 }
+        try await waitUntil("first", timeout: .seconds(30)) { backend.requestLog.count == 1 }
         signal.yield()
-        try await waitUntil("second") { backend.requestLog.count == 2 }
+        try await waitUntil("second", timeout: .seconds(30)) { backend.requestLog.count == 2 }
         signal.finish()
         await revalidating.value
         #expect(backend.requestLog.count == 2)
