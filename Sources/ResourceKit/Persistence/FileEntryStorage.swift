@@ -256,16 +256,23 @@ public final class FileEntryStorage: EntryStorage {
             throw .file("cannot open \(path): \(String(cString: strerror(errno)))")
         }
         defer { close(descriptor) }
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        // Read into a buffer of the file's size (plus one byte, to see a file that grew), not a fixed one:
+        // a cold start reads thousands of small files.
+        var info = stat()
+        let expected = fstat(descriptor, &info) == 0 ? max(Int(info.st_size), 0) : 0
+        var bytes = [UInt8](repeating: 0, count: expected + 1)
+        var length = 0
         while true {
-            let count = read(descriptor, &buffer, buffer.count)
+            if length == bytes.count { bytes += [UInt8](repeating: 0, count: max(bytes.count, 4_096)) }
+            let count = bytes.withUnsafeMutableBytes { buffer in
+                read(descriptor, buffer.baseAddress! + length, buffer.count - length)
+            }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw .file("cannot read \(path): \(String(cString: strerror(errno)))")
             }
-            if count == 0 { return data }
-            data.append(contentsOf: buffer[0..<count])
+            if count == 0 { return Data(bytes[0..<length]) }
+            length += count
         }
     }
 
