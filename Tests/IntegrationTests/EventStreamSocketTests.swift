@@ -41,6 +41,39 @@ import Testing
         #expect(requests.allSatisfy { $0.headers["Accept"] == "text/event-stream" })
     }
 
+    @Test func overASocketAWrongContentTypeFailsAndNoContentEndsWithNoReconnection() async throws {
+        let connections = Atomic<Int>(0)
+        let server = try RecordingServer { request in
+            let number = connections.add(1, ordering: .relaxed).newValue
+            if request.path.hasPrefix("/json") {
+                return .init(status: 200, headers: ["Content-Type": "application/json"], body: "{}")
+            }
+            return number == 1
+                ? .init(status: 200, headers: ["Content-Type": "text/event-stream"], body: "data: last\n\n")
+                : .init(status: 204)
+        }
+        defer { server.close() }
+        let clock = ManualClock()
+        let session = NetworkSession(
+            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(10)),
+            clock: clock)
+        let reading = Task {
+            var received: [String] = []
+            for try await event in session.events(Endpoint(.get, "events"), reconnect: ReconnectPolicy(jitter: .none)) {
+                received.append(event.data)
+            }
+            return received
+        }
+        try await clock.waitForSleepers(timeout: .seconds(10)) { $0.contains(.seconds(3)) }
+        clock.advance(by: .seconds(3))
+        #expect(try await reading.value == ["last"])
+        #expect(server.requests.count == 2)
+        var json = session.events(Endpoint(.get, "json")).makeAsyncIterator()
+        let error = await #expect(throws: NetworkError.self) { try await json.next() }
+        #expect(error?.code == .invalidResponse)
+        #expect(server.requests.count == 3)
+    }
+
     @Test func cancellingEndsAtOnceWithNoReconnection() async throws {
         let server = try RecordingServer { _ in
             .init(status: 200, headers: ["Content-Type": "text/event-stream"], body: "data: a\n\n")
