@@ -85,11 +85,7 @@ struct LiveWorkloads {
             let cpuStart = cpuSeconds()
             let clock = ContinuousClock()
             let start = clock.now
-            for i in 1...count {
-                let text = "id:c\nevent:rows/*\ndata:{\"record\":{\"id\":1,\"n\":\(i)},\"action\":\"update\"}\n\n"
-                try await writer.write(Data(text.utf8))
-                try await clock.sleep(until: start + .seconds(Double(i) / rate), tolerance: nil)
-            }
+            try await Self.writeEvents(count, rate: rate, to: writer)
             // Every event has reached the lists before the CPU is read.
             while lists[9].items.first?.n != count { try await clock.sleep(for: .milliseconds(1)) }
             let cpu = cpuSeconds() - cpuStart
@@ -105,13 +101,7 @@ struct LiveWorkloads {
             let reader = Task { for try await _ in body {} }
             let count = Int(seconds * rate)
             let cpuStart = cpuSeconds()
-            let clock = ContinuousClock()
-            let start = clock.now
-            for i in 1...count {
-                let text = "id:c\nevent:rows/*\ndata:{\"record\":{\"id\":1,\"n\":\(i)},\"action\":\"update\"}\n\n"
-                try await writer.write(Data(text.utf8))
-                try await clock.sleep(until: start + .seconds(Double(i) / rate), tolerance: nil)
-            }
+            try await Self.writeEvents(count, rate: rate, to: writer)
             writer.finish()
             try await reader.value
             harness.append((cpuSeconds() - cpuStart) / Double(count) * 1e6)
@@ -132,6 +122,17 @@ struct LiveWorkloads {
                 workload: "1,000 pushed events a second", variant: "CPU, share of a core", unit: "%",
                 samples: Array(share.dropFirst(warmup))))
         return report
+    }
+
+    /// Writes `count` PocketBase-shaped updates of row 1 (n = 1…count), `rate` a second, each on its own.
+    static func writeEvents(_ count: Int, rate: Double, to writer: ResponseBody.Writer) async throws {
+        let clock = ContinuousClock()
+        let start = clock.now
+        for i in 1...count {
+            let text = "id:c\nevent:rows/*\ndata:{\"record\":{\"id\":1,\"n\":\(i)},\"action\":\"update\"}\n\n"
+            try await writer.write(Data(text.utf8))
+            try await clock.sleep(until: start + .seconds(Double(i) / rate), tolerance: nil)
+        }
     }
 
     /// From the server writing an event on a loopback socket to a list's state showing it, through
