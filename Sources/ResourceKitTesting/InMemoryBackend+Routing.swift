@@ -11,6 +11,9 @@ extension InMemoryBackend {
     /// Answers a request like a REST server would. Never throws for a bad request: it answers `4xx`.
     public func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
         let parsed = ParsedRequest(request)
+        guard state.withLock({ $0.isReachable }) else {
+            throw .transport(code: .notConnectedToInternet, message: "the in-memory backend is unreachable")
+        }
         let (fault, latency) = state.withLock { state in
             state.log.append(parsed.recorded)
             return (state.faults.isEmpty ? nil : state.faults.removeFirst().kind, state.latency)
@@ -36,7 +39,14 @@ extension InMemoryBackend {
         }
         var (response, changes) = state.withLock { state -> (HTTPResponse, [RealtimeChange]) in
             if let realtime = answerRealtime(parsed, in: &state) { return (realtime, []) }
+            // A write repeated with the same `Idempotency-Key` gets the first answer, and changes nothing.
+            let key = parsed.method == .get ? nil : parsed.recorded.headers["Idempotency-Key"]
+            if let key, let answered = state.idempotentAnswers[key] {
+                state.idempotentRepeatCount += 1
+                return (answered, [])
+            }
             let response = route(parsed, honouringConditions: honoursConditions, in: &state)
+            if let key, (200..<300).contains(response.statusCode) { state.idempotentAnswers[key] = response }
             defer { state.realtimeOutbox = [] }
             return (response, state.realtimeOutbox)
         }

@@ -107,6 +107,11 @@ public final class InMemoryBackend: HTTPTransport {
         var realtimeClients: [String: RealtimeClient] = [:]
         /// Writes done since the last request's end, for the realtime clients.
         var realtimeOutbox: [RealtimeChange] = []
+        /// Whether requests reach the backend at all.
+        var isReachable = true
+        /// The first answer to each `Idempotency-Key` of a write, given again to a repeated request.
+        var idempotentAnswers: [String: HTTPResponse] = [:]
+        var idempotentRepeatCount = 0
     }
 
     let state = Locked(State())
@@ -250,6 +255,17 @@ public final class InMemoryBackend: HTTPTransport {
     public func injectFault(_ fault: Fault, count: Int = 1) {
         state.withLock { $0.faults.append(contentsOf: repeatElement(fault, count: max(0, count))) }
     }
+
+    /// Whether requests reach the backend: while `false`, every request fails as if the device were offline
+    /// (`NetworkError.transport` with `notConnectedToInternet`) and is not logged, for it never arrived.
+    public var isReachable: Bool {
+        get { state.withLock { $0.isReachable } }
+        set { state.withLock { $0.isReachable = newValue } }
+    }
+
+    /// How many writes were answered again from an earlier answer to their `Idempotency-Key`, without being
+    /// applied a second time.
+    public var idempotentRepeats: Int { state.withLock { $0.idempotentRepeatCount } }
 
     /// Fails the next `count` requests with a status code.
     /// - Parameters:

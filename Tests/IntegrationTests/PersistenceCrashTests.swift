@@ -136,6 +136,71 @@ struct PersistenceCrashTests {
         #expect(totalAcks >= rounds / 2)
         #expect(corrupted > 0)
     }
+
+    @Test func killedAtRandomMomentsTheOutboxKeepsEveryAcknowledgedChangeInOrderOnce() async throws {
+        let rounds = Int(ProcessInfo.processInfo.environment["RESOURCEKIT_CRASH_ROUNDS"] ?? "") ?? 200
+        let seed =
+            UInt64(ProcessInfo.processInfo.environment["RESOURCEKIT_SEED"] ?? "") ?? UInt64.random(in: 1..<(1 << 40))
+        var rng = SplitMix(state: seed)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("crash-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        /// Every change the child said it kept, in the order it said so.
+        var acknowledged: [String] = []
+        for round in 0..<rounds {
+            let process = Process()
+            process.executableURL = Self.child
+            process.arguments = [directory.path, String(rng.next() % 1_000_000), "outbox"]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            var received = Data()
+            if round.isMultiple(of: 2) {
+                while !received.contains(UInt8(ascii: "\n")) {
+                    let chunk = output.fileHandleForReading.availableData
+                    if chunk.isEmpty { break }
+                    received += chunk
+                }
+            }
+            usleep(useconds_t(rng.next() % 30_000))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            #expect(process.terminationReason == .uncaughtSignal, "round \(round): the child ended by itself")
+            received += output.fileHandleForReading.readDataToEndOfFile()
+            for line in String(decoding: received, as: UTF8.self).split(
+                separator: "\n", omittingEmptySubsequences: false
+            )
+            .dropLast() {
+                let fields = line.split(separator: " ")
+                guard fields.count == 2, fields[0] == "queued" else {
+                    Issue.record("round \(round): a garbled line \(line)")
+                    continue
+                }
+                acknowledged.append(String(fields[1]))
+            }
+            // What the next launch finds: every acknowledged change, once, in the order acknowledged (changes
+            // stored but killed before they were acknowledged may be there too), and no damaged file.
+            let storage = try FileEntryStorage(
+                directory: directory.appendingPathComponent("outbox"), maximumBytes: .max)
+            let store = ResourceStore(
+                session: NetworkSession(baseURL: "http://127.0.0.1:9"),
+                persistence: StorePersistence(
+                    storage: try FileEntryStorage(directory: directory.appendingPathComponent("entries")),
+                    outbox: storage))
+            let pending = try #require(store.outbox).pending
+            let ids = pending.map(\.id)
+            #expect(Set(ids).count == ids.count, "seed \(seed), round \(round): a change is there twice")
+            #expect(
+                zip(pending, pending.dropFirst()).allSatisfy { $0.sequence < $1.sequence },
+                "seed \(seed), round \(round): out of order")
+            let kept = Set(acknowledged)
+            let missing = acknowledged.filter { !ids.contains($0) }
+            #expect(missing.isEmpty, "seed \(seed), round \(round): acknowledged changes lost: \(missing)")
+            #expect(ids.filter { kept.contains($0) } == acknowledged, "seed \(seed), round \(round): order changed")
+            #expect(storage.droppedCount == 0, "seed \(seed), round \(round): a file failed its checks")
+            #expect(store.outbox?.lastError == nil)
+        }
+        #expect(acknowledged.count >= rounds / 2)
+    }
 }
 
 private struct SplitMix {

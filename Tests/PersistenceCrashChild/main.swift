@@ -1,8 +1,15 @@
 // Writes entries to a FileEntryStorage in a loop until it is killed, printing "ack <generation> <keys…>" on
 // standard output once each batch is stored. PersistenceCrashTests kills it with SIGKILL at random moments
 // and checks what survived. Arguments: the directory, a seed.
+//
+// With a third argument `outbox`, it makes changes through a store whose server is unreachable instead, and
+// prints "queued <id>" once each is kept in the outbox (the call threw `.queued`).
 import Foundation
 import ResourceKit
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -26,10 +33,63 @@ func payload(key: Int, generation: Int) -> Data {
     return Data(bytes)
 }
 
+struct Note: Codable, Sendable, Identifiable {
+    var id: Int
+    var text: String
+}
+
+struct RemoteNote: Readable, Updatable {
+    typealias Value = Note
+    typealias ReadRequest = Int
+    static let persistenceName = "Note"
+    static func readEndpoint(for id: Int) -> Endpoint { Endpoint(.get, "notes").appending(id: id) }
+    static func updateEndpoint(for note: Note) -> Endpoint {
+        Endpoint(.patch, "notes", body: .json(note)).appending(id: note.id)
+    }
+}
+
+struct Unreachable: HTTPTransport {
+    func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
+        throw .transport(code: .notConnectedToInternet, message: "offline")
+    }
+}
+
+/// Keeps changes in the outbox until killed.
+func keepChanges(in directory: URL, seed: UInt64) async throws {
+    let persistence = StorePersistence(
+        storage: try FileEntryStorage(directory: directory.appendingPathComponent("entries")),
+        outbox: try FileEntryStorage(directory: directory.appendingPathComponent("outbox"), maximumBytes: .max))
+    let store = ResourceStore(
+        session: NetworkSession(baseURL: "http://127.0.0.1:9/api", transport: Unreachable()), persistence: persistence)
+    store.queueWhenOffline(RemoteNote.self)
+    var random = seed
+    var counter = 0
+    while true {
+        random = random &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        let note = Note(id: Int(random >> 61), text: "\(seed)-\(counter)")
+        counter += 1
+        let resource = store.resource(RemoteNote.self, id: note.id)
+        let result: Result<Note, NetworkError>
+        do {
+            result = .success(try await resource.update(note, optimistic: note))
+        } catch {
+            result = .failure(error)
+        }
+        guard case .failure(let error) = result, let id = error.queuedChange else {
+            FileHandle.standardError.write(Data("the change was not kept: \(result)\n".utf8))
+            exit(3)
+        }
+        FileHandle.standardOutput.write(Data("queued \(id)\n".utf8))
+    }
+}
+
 let arguments = CommandLine.arguments
 guard arguments.count >= 3, let seed = UInt64(arguments[2]) else {
-    FileHandle.standardError.write(Data("usage: PersistenceCrashChild DIRECTORY SEED\n".utf8))
+    FileHandle.standardError.write(Data("usage: PersistenceCrashChild DIRECTORY SEED [outbox]\n".utf8))
     exit(2)
+}
+if arguments.count >= 4, arguments[3] == "outbox" {
+    try await keepChanges(in: URL(fileURLWithPath: arguments[1]), seed: seed)
 }
 let storage = try FileEntryStorage(directory: URL(fileURLWithPath: arguments[1]), maximumBytes: 1 << 30)
 // Generations go on from the newest stored, so that each run's writes are new values.

@@ -30,7 +30,10 @@ extension ListMachine {
                         placement: placement) || changed
             case .layer:
                 // A change whose end reached us first, or will never reach us, is not shown.
-                guard let token = item.token, !token.hasEnded else { continue }
+                // (An outbox's change may reach a new holder twice: from the store's news, and as it is made.)
+                guard let token = item.token, !token.hasEnded,
+                    layers[item.id]?.contains(where: { $0.token == token }) != true
+                else { continue }
                 layers[item.id, default: []].append((token, item.fact))
                 changed = changed || position(of: item.id) != nil
             case .unlayer:

@@ -74,7 +74,10 @@ extension ResourceMachine {
                 changed = true
             case .layer:
                 // A change whose end reached us first, or will never reach us, is not shown.
-                guard let token = item.token, !token.hasEnded else { continue }
+                // (An outbox's change may reach a new holder twice: from the store's news, and as it is made.)
+                guard let token = item.token, !token.hasEnded, !layers.contains(where: { $0.token == token }) else {
+                    continue
+                }
                 layers.append(Layer(token: token, fact: item.fact))
                 changed = true
             case .unlayer:

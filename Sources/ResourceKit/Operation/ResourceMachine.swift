@@ -297,6 +297,8 @@
         case .success(.value(let value)), .success(.validated(let value, _)): .available(value)
         case .success(.removed): .idle
         case .failure(.cancelled): nil
+        // Kept in the store's outbox: its layer shows the change, and the settled value is still the server's.
+        case .failure(let error) where error.code == .queued: nil
         case .failure(let error): .failure(error, previous: settled.value)
         }
     }

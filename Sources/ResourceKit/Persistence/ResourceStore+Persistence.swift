@@ -3,11 +3,13 @@ import Synchronization
 
 extension ResourceStore {
     /// Removes what the store keeps of its items, in memory and on disk: the remembered values of freed
-    /// resources, every queued write, and every persisted entry (a logout). Live resources and lists keep what
+    /// resources, every queued write, every persisted entry, and every change kept in the ``outbox`` (rolled
+    /// back in every holder): a logout. Live resources and lists keep what
     /// they show until they are freed, but persist nothing more: only resources made after the wipe do.
     /// - Throws: ``NetworkError/file(_:)`` when the persisted entries could not be removed.
     public func wipe() async throws(NetworkError) {
         withRegistry { $0.cache = LRUCache(capacity: capacity) }
+        try await outbox?.wipe()
         try await persistence?.wipe()
     }
 

@@ -44,14 +44,33 @@ public final class StorePersistence: Sendable {
     ///     (or less) writes at once, and more than 60 s counts as 60 s.
     ///   - now: The wall clock that dates each value, so that its age survives a restart; a test can pass
     ///     its own.
-    public init(
+    public convenience init(
         storage: any EntryStorage, writeDelay: Duration = .milliseconds(100),
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.init(storage: storage, outbox: nil, writeDelay: writeDelay, now: now)
+    }
+
+    /// Creates the persistence of a store with an offline outbox: see ``Outbox``.
+    /// - Parameters:
+    ///   - storage: Where the entries live.
+    ///   - outbox: Where the changes made while the server is unreachable are kept until they reach it: its own
+    ///     storage (a ``FileEntryStorage`` of another directory, with no bound that would evict a change:
+    ///     `maximumBytes: .max`); `nil` keeps none.
+    ///   - writeDelay: How long changes gather before they are written (see ``init(storage:writeDelay:now:)``).
+    ///   - now: The wall clock that dates each value.
+    public init(
+        storage: any EntryStorage, outbox: (any EntryStorage)?, writeDelay: Duration = .milliseconds(100),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.storage = storage
+        self.outboxStorage = outbox
         self.writeDelay = min(max(writeDelay, .zero), .seconds(60))
         self.now = now
     }
+
+    /// Where the outbox keeps its changes, if the store has one.
+    public let outboxStorage: (any EntryStorage)?
 
     /// The error of the last background write, if it failed; the entries of a failed batch stay queued and
     /// are written with the next change or ``flush()``. `nil` again once a write succeeds.

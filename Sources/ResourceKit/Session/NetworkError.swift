@@ -59,6 +59,9 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
         public static let authenticationFailed = Code("authenticationFailed")
         /// A file of a transfer could not be read or written: ``NetworkError/file(_:)``.
         public static let file = Code("file")
+        /// A change made while the server was unreachable was kept in the store's ``Outbox``, to be sent
+        /// later: ``NetworkError/queuedChange`` names it.
+        public static let queued = Code("queued")
 
         /// The code's name.
         public var description: String { name }
@@ -92,6 +95,7 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
         case superseded
         case authenticationFailed(NetworkError)
         case file(String)
+        case queued(String)
     }
 
     @usableFromInline let kind: Kind
@@ -176,6 +180,11 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
     /// - Parameter detail: Which file, and what went wrong.
     public static func file(_ detail: String) -> NetworkError { NetworkError(kind: .file(detail)) }
 
+    /// A change made while the server was unreachable was kept in the store's ``Outbox``: every holder of
+    /// the item shows it, and ``Outbox/replay()`` sends it later.
+    /// - Parameter change: The ``PendingChange/id`` of the kept change (its `Idempotency-Key`).
+    public static func queued(_ change: String) -> NetworkError { NetworkError(kind: .queued(change)) }
+
     /// What went wrong.
     public var code: Code {
         switch kind {
@@ -192,6 +201,7 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
         case .superseded: .superseded
         case .authenticationFailed: .authenticationFailed
         case .file: .file
+        case .queued: .queued
         }
     }
 
@@ -200,13 +210,34 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
     public var message: String {
         switch kind {
         case .invalidURL(let detail), .invalidRequest(let detail), .encoding(let detail),
-            .invalidResponse(let detail), .file(let detail):
+            .invalidResponse(let detail), .file(let detail), .queued(let detail):
             detail
         case .transport(_, let message), .decoding(_, _, let message): message
         case .server(let error): error.message
         case .httpStatus(_, let body, _): String(decoding: body.prefix(200), as: UTF8.self)
         case .authenticationFailed(let error): error.description
         case .timeout, .cancelled, .superseded: ""
+        }
+    }
+
+    /// The ``PendingChange/id`` of the change a ``Code/queued`` error kept in the outbox.
+    public var queuedChange: String? {
+        if case .queued(let change) = kind { return change }
+        return nil
+    }
+
+    /// Whether the error says the server could not be reached at all: a ``Code/timeout``, or a
+    /// ``Code/transport`` error of no connection, a host that cannot be found or connected to, a lost
+    /// connection or a timed-out request. What the store's ``Outbox`` keeps a change for.
+    public var isUnreachable: Bool {
+        switch kind {
+        case .timeout: return true
+        case .transport(let code, _):
+            return [
+                .notConnectedToInternet, .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed,
+                .networkConnectionLost, .timedOut, .internationalRoamingOff, .dataNotAllowed,
+            ].contains(code)
+        default: return false
         }
     }
 
@@ -275,6 +306,8 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
             return "Authentication failed: \(error)"
         case .file(let detail):
             return "File error: \(detail)"
+        case .queued(let change):
+            return "The server was unreachable: the change \(change) was kept in the outbox, to be sent later"
         }
     }
 
@@ -285,7 +318,7 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
         switch (lhs.kind, rhs.kind) {
         case (.invalidURL(let a), .invalidURL(let b)), (.invalidRequest(let a), .invalidRequest(let b)),
             (.encoding(let a), .encoding(let b)), (.invalidResponse(let a), .invalidResponse(let b)),
-            (.file(let a), .file(let b)):
+            (.file(let a), .file(let b)), (.queued(let a), .queued(let b)):
             return a == b
         case (.transport(let code, let message), .transport(let otherCode, let otherMessage)):
             return code == otherCode && message == otherMessage

@@ -115,6 +115,11 @@ extension NetworkSession {
         return .success(fields)
     }
 
+    /// A body as the bytes and content type it is sent with.
+    nonisolated func encodeBody(_ body: RequestBody) throws(NetworkError) -> (body: Data, contentType: String) {
+        try encode(body)
+    }
+
     private nonisolated func encode(_ body: RequestBody) throws(NetworkError) -> (Data, String) {
         switch body.kind {
         case .json(let value):

@@ -15,6 +15,16 @@
     @usableFromInline var persist: (@Sendable (Resource<Remote>, [ResourceNews<Remote.Value>]) -> Void)? = nil
     /// The rank of the value the resource started from, when it came from the store's persistence.
     var restoredRank: UInt64? = nil
+    /// Where its changes go when the server is unreachable, when its store has an outbox.
+    var outbox: OutboxLink? = nil
+}
+
+/// How a store's resource reaches the store's outbox.
+struct OutboxLink: Sendable {
+    let outbox: Outbox
+    let remoteType: ObjectIdentifier
+    /// The item: its value type and id.
+    let item: StoreKey
 }
 
 /// How a store's list reaches its store.
@@ -101,6 +111,15 @@ extension ResourceStore {
         let session = session
         var made = false
         defer { if made { membershipChanged() } }
+        defer {
+            // The changes the outbox keeps of the item show in a resource made now too.
+            if made, let outbox, let resource = withRegistry({ $0.resources[key]?.object as? Resource<Remote> }) {
+                let layers = outbox.layers(ofType: item.type, item: item).compactMap {
+                    ($0 as? ItemNews<Remote.Value, Remote.Value.ID>)?.with(id: ())
+                }
+                if !layers.isEmpty { resource.hear(layers) }
+            }
+        }
         // The persisted value, read and decoded outside the registry's lock (it may wait for the disk), when
         // nothing in memory could start the resource instead.
         var restored: ResourceMachine<Remote.Value>?
@@ -135,6 +154,9 @@ extension ResourceStore {
                 link.restoredRank = restored.settledRank
             }
             if let hooks, let persistence { link.persist = Self.persister(hooks, persistence, readKey: readKey) }
+            if let outbox {
+                link.outbox = OutboxLink(outbox: outbox, remoteType: key.type, item: item)
+            }
             let resource = Resource(session: session, machine: machine, link: link)
             registry.resources[key] = WeakMember(object: resource)
             registry.resourcesByItem[item, default: [:]][ObjectIdentifier(resource)] = WeakMember(object: resource)
@@ -180,6 +202,15 @@ extension ResourceStore {
         let session = session
         var made = false
         defer { if made { membershipChanged() } }
+        defer {
+            // The changes the outbox keeps of the type's items show in a list made now too.
+            if made, let outbox, let list = withRegistry({ $0.lists[key]?.object as? ListResource<Remote> }) {
+                let layers = outbox.layers(ofType: itemType, item: nil).compactMap {
+                    $0 as? ItemNews<Remote.Item, Remote.Item.ID>
+                }
+                if !layers.isEmpty { list.hear(layers) }
+            }
+        }
         return withRegistry { registry in
             if let existing = registry.lists[key]?.object as? ListResource<Remote> { return existing }
             made = true

@@ -27,6 +27,9 @@ public final class ResourceStore: Sendable {
     public let capacity: Int
     /// Where the store keeps values between runs, if anywhere: see ``StorePersistence``.
     public let persistence: StorePersistence?
+    /// The changes made while the server was unreachable, kept until they reach it: present when the
+    /// ``persistence`` has an outbox storage. See ``Outbox`` and ``queueWhenOffline(_:)``.
+    public let outbox: Outbox?
 
     private let registry: Locked<StoreRegistry>
     /// Freed objects, queued by their `deinit` for the next access to the registry.
@@ -49,7 +52,9 @@ public final class ResourceStore: Sendable {
         self.session = session
         self.capacity = max(0, capacity)
         self.persistence = persistence
+        outbox = persistence?.outboxStorage.map { Outbox(storage: $0) }
         registry = Locked(StoreRegistry(cache: LRUCache(capacity: max(0, capacity))))
+        outbox?.attach(self)
     }
 
     /// The number of live resources and lists in the store.

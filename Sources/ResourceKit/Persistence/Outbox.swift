@@ -1,0 +1,419 @@
+import Foundation
+import Synchronization
+
+/// Changes made while the server was unreachable, kept on disk in order until they reach it: a store's
+/// offline outbox.
+///
+/// ```swift
+/// let persistence = StorePersistence(
+///     storage: try FileEntryStorage(directory: base.appendingPathComponent("entries")),
+///     outbox: try FileEntryStorage(directory: base.appendingPathComponent("outbox"), maximumBytes: .max))
+/// let store = ResourceStore(session: session, persistence: persistence)
+/// store.queueWhenOffline(RemotePost.self)            // at every launch, before the first change
+///
+/// do {
+///     try await store.resource(RemotePost.self, id: id).update(edited, optimistic: edited)
+/// } catch where error.code == .queued {
+///     // kept: every holder shows `edited`, and `replay()` sends it when the server is back
+/// }
+/// await store.outbox?.replay()
+/// ```
+///
+/// - **What is kept.** An update or delete through a store's resource, of a type given to
+///   ``ResourceStore/queueWhenOffline(_:)``, that fails because the server cannot be reached
+///   (``NetworkError/isUnreachable``), and every later change of an item that still has one kept. The call
+///   throws ``NetworkError/queued(_:)`` once the change is stored durably; from then on it survives a crash.
+/// - **Shown everywhere.** Every resource and list holding the item shows the change (an update's optimistic
+///   value, a deletion's absence) over the server's value until it lands or is rolled back, in objects made
+///   later too, and after a restart once the type is given again.
+/// - **Replay.** ``replay()`` sends the kept changes in the order they were made, one at a time, each with
+///   its ``PendingChange/id`` as `Idempotency-Key`. A change that lands is shown as the server answered. An
+///   unreachable server, a `408`, `429` or `5xx` stops the replay and keeps the rest for the next one. Any
+///   other error is a refusal: the change is rolled back in every holder and reported on ``failures()``, and
+///   so is every later change of the same item (made on top of it); changes of other items go on. A deletion
+///   answered `404` has landed (the item is gone).
+/// - **Seen and cancelled.** ``pending`` lists the changes, ``changes()`` streams the list, and
+///   ``cancel(_:)`` rolls one back everywhere.
+public final class Outbox: Sendable {
+    /// Where the changes are kept.
+    public let storage: any EntryStorage
+
+    private struct State {
+        weak var store: ResourceStore?
+        /// The kept changes, in order.
+        var records: [OutboxRecord] = []
+        /// The change being sent: it cannot be cancelled.
+        var sending: String?
+        /// What each shown change shows: its item and its layer.
+        var shown: [String: Shown] = [:]
+        var lanes: [String: any OutboxLane] = [:]
+        var lanesByType: [ObjectIdentifier: any OutboxLane] = [:]
+        var nextSequence: UInt64 = 1
+        var replay: Task<Void, Never>?
+        var watchers: [UInt64: AsyncStream<[PendingChange]>.Continuation] = [:]
+        var failureWatchers: [UInt64: AsyncStream<OutboxFailure>.Continuation] = [:]
+        var nextWatcher: UInt64 = 0
+        var lastError: NetworkError?
+    }
+
+    struct Shown {
+        var lane: any OutboxLane
+        var item: StoreKey
+        var token: LayerToken
+        /// `ItemNews<Value, Value.ID>`: the layer, for holders made later.
+        var news: any Sendable
+    }
+
+    private let state: Locked<State>
+    /// One queue for the storage's calls, so that they reach it in order.
+    private let io = DispatchQueue(label: "ResourceKit.Outbox", qos: .utility)
+
+    /// Reads the changes kept in `storage`; one that fails its checks is dropped.
+    init(storage: any EntryStorage) {
+        self.storage = storage
+        var state = State()
+        do throws(NetworkError) {
+            let keys = try storage.allKeys().filter { $0.hasPrefix("change-") }.sorted()
+            let decoder = JSONDecoder()
+            for key in keys {
+                guard let entry = try storage.entry(for: key),
+                    let record = try? decoder.decode(OutboxRecord.self, from: entry.value)
+                else { continue }
+                state.records.append(record)
+            }
+            state.nextSequence = (state.records.map(\.sequence).max() ?? 0) + 1
+        } catch {
+            state.lastError = error
+        }
+        self.state = Locked(state)
+    }
+
+    func attach(_ store: ResourceStore) { state.withLock { $0.store = store } }
+
+    /// The kept changes, in the order they will be sent.
+    public var pending: [PendingChange] { state.withLock { $0.records.map(\.change) } }
+
+    /// The error of the last call to the storage that failed: reading the kept changes at launch, or removing
+    /// one that landed (it is then sent again, with the same `Idempotency-Key`). `nil` when none failed.
+    public var lastError: NetworkError? { state.withLock { $0.lastError } }
+
+    /// A stream of ``pending``: the list now, then the list after each change is kept, lands, is refused or
+    /// is cancelled. It keeps the newest list only, and ends when the reading task is cancelled.
+    public func changes() -> AsyncStream<[PendingChange]> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: [PendingChange].self, bufferingPolicy: .bufferingNewest(1))
+        let id = state.withLock { state in
+            state.nextWatcher += 1
+            state.watchers[state.nextWatcher] = continuation
+            continuation.yield(state.records.map(\.change))
+            return state.nextWatcher
+        }
+        continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.watchers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// A stream of the changes that will not reach the server: refused on replay, or rolled back after the
+    /// refused change of their item. It keeps every failure until read, and ends when the reading task is
+    /// cancelled.
+    public func failures() -> AsyncStream<OutboxFailure> {
+        let (stream, continuation) = AsyncStream.makeStream(of: OutboxFailure.self)
+        let id = state.withLock { state in
+            state.nextWatcher += 1
+            state.failureWatchers[state.nextWatcher] = continuation
+            return state.nextWatcher
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.failureWatchers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Sends the kept changes, in order, until none is left, the server is unreachable again, or the task is
+    /// cancelled; see ``Outbox`` for what each answer does. A call while a replay runs waits for it (which
+    /// also sends the changes kept meanwhile). Changes of types not given to
+    /// ``ResourceStore/queueWhenOffline(_:)`` in this run wait for a later one.
+    public func replay() async {
+        let task = state.withLock { state -> Task<Void, Never> in
+            if let running = state.replay { return running }
+            let task = Task { await self.runReplay() }
+            state.replay = task
+            return task
+        }
+        await withTaskCancellationHandler {
+            await task.value
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    /// Replays now, then each time `signal` yields (the network came back, the app became active, a live
+    /// source reconnected), until it ends or the task is cancelled.
+    /// - Parameter signal: When to replay.
+    public func replay<Signal: AsyncSequence & Sendable>(whenever signal: Signal) async {
+        await replay()
+        do {
+            for try await _ in signal {
+                if Task.isCancelled { return }
+                await replay()
+            }
+        } catch {
+            return
+        }
+    }
+
+    /// Rolls back a kept change: every holder of its item shows it without the change again, and it is never
+    /// sent. A change being sent right now cannot be cancelled.
+    /// - Parameter id: The change's ``PendingChange/id``.
+    /// - Returns: Whether the change was found and cancelled.
+    /// - Throws: ``NetworkError/file(_:)`` when the storage could not remove it; it is then kept.
+    @discardableResult
+    public func cancel(_ id: String) async throws(NetworkError) -> Bool {
+        // Out of the list at once, so that a replay starting now does not send it.
+        guard
+            let record = state.withLock({ state -> OutboxRecord? in
+                guard state.sending != id, let position = state.records.firstIndex(where: { $0.id == id }) else {
+                    return nil
+                }
+                return state.records.remove(at: position)
+            })
+        else { return false }
+        do throws(NetworkError) {
+            try await perform { storage throws(NetworkError) in try storage.removeEntries(for: [record.key]) }
+        } catch {
+            state.withLock { state in
+                let position = state.records.firstIndex { $0.sequence > record.sequence } ?? state.records.endIndex
+                state.records.insert(record, at: position)
+            }
+            throw error
+        }
+        unshow(id)
+        notify()
+        return true
+    }
+
+    // MARK: For the store
+
+    /// Gives the outbox a type it keeps changes of, and shows that type's kept changes in every holder.
+    func register(_ lane: any OutboxLane) {
+        let records = state.withLock { state -> [OutboxRecord] in
+            state.lanes[lane.name] = lane
+            state.lanesByType[lane.remoteType] = lane
+            return state.records.filter { $0.type == lane.name && state.shown[$0.id] == nil }
+        }
+        for record in records { show(record, lane: lane) }
+    }
+
+    /// Whether changes of `Remote` are kept when the server is unreachable.
+    func accepts(_ remoteType: ObjectIdentifier) -> Bool { state.withLock { $0.lanesByType[remoteType] != nil } }
+
+    /// Whether a change of `item` is kept: a new change of it must wait behind it.
+    func holdsChanges(of item: StoreKey) -> Bool {
+        state.withLock { state in
+            state.shown.values.contains { $0.item == item }
+                || state.records.contains { record in
+                    state.lanes[record.type].map { $0.itemKey(of: record) == item } ?? false
+                }
+        }
+    }
+
+    /// The layers of the kept changes of `item` (for a resource made now), or of every item of `itemType`
+    /// (`item` `nil`, for a list), oldest first: `[ItemNews<Value, Value.ID>]`, boxed.
+    func layers(ofType itemType: ObjectIdentifier, item: StoreKey?) -> [any Sendable] {
+        state.withLock { state in
+            state.records.compactMap { record in
+                guard let shown = state.shown[record.id], shown.item.type == itemType,
+                    item == nil || shown.item == item, !shown.token.hasEnded
+                else { return nil }
+                return shown.news
+            }
+        }
+    }
+
+    /// Keeps a change that could not reach the server, once it is stored durably; returns the error its call
+    /// throws: ``NetworkError/queued(_:)``, or `original` when it could not be kept.
+    func keep(
+        _ kind: PendingChange.Kind, remoteType: ObjectIdentifier, id: AnyHashable, value: (any Sendable)?,
+        endpoint: Endpoint, session: NetworkSession, original: NetworkError
+    ) async -> NetworkError {
+        guard let lane = state.withLock({ $0.lanesByType[remoteType] }) else { return original }
+        guard let (item, data) = lane.encode(id: id, value: value) else { return original }
+        let frozen: (body: Data, contentType: String)?
+        do throws(NetworkError) {
+            frozen = try endpoint.body.map { body throws(NetworkError) in try session.encodeBody(body) }
+        } catch {
+            return original
+        }
+        let sequence = state.withLock { state in
+            defer { state.nextSequence += 1 }
+            return state.nextSequence
+        }
+        let record = OutboxRecord(
+            sequence: sequence, id: UUID().uuidString, type: lane.name, kind: kind.name, item: item,
+            itemDescription: "\(id.base)", value: kind == .delete ? nil : data, queuedAt: Date(),
+            method: endpoint.method.rawValue, path: endpoint.path,
+            query: endpoint.queryItems.map { .init(name: $0.name, value: $0.value) },
+            headers: endpoint.headers.map { .init(name: $0.name, value: $0.value) }, body: frozen?.body,
+            contentType: frozen?.contentType)
+        guard let encoded = try? JSONEncoder().encode(record) else { return original }
+        do throws(NetworkError) {
+            try await perform { storage throws(NetworkError) in
+                try storage.store([PersistedEntry(key: record.key, value: encoded, loadedAt: record.queuedAt)])
+            }
+        } catch {
+            state.withLock { $0.lastError = error }
+            return original
+        }
+        // Shown before it is listed: a replay can send it only once it is listed, so its layer never comes after
+        // its landing.
+        show(record, lane: lane)
+        state.withLock { state in
+            let position = state.records.firstIndex { $0.sequence > record.sequence } ?? state.records.endIndex
+            state.records.insert(record, at: position)
+        }
+        notify()
+        return .queued(record.id)
+    }
+
+    /// Forgets every kept change, in memory and on disk, rolling each back in every holder (a logout).
+    func wipe() async throws(NetworkError) {
+        let ids = state.withLock { state -> [String] in
+            defer { state.records = [] }
+            return state.records.map(\.id)
+        }
+        for id in ids { unshow(id) }
+        notify()
+        try await perform { storage throws(NetworkError) in
+            try storage.removeEntries(for: try storage.allKeys().filter { $0.hasPrefix("change-") })
+        }
+    }
+
+    // MARK: Replay
+
+    private func runReplay() async {
+        var attempted: Set<String> = []
+        while true {
+            // The run ends in the section that finds nothing more to send: a change kept after it starts a new run.
+            guard
+                let (record, lane, store) = state.withLock({ state -> (OutboxRecord, any OutboxLane, ResourceStore)? in
+                    guard !Task.isCancelled, let store = state.store,
+                        let record = state.records.first(where: {
+                            !attempted.contains($0.id) && state.lanes[$0.type] != nil
+                        }),
+                        let lane = state.lanes[record.type]
+                    else {
+                        state.replay = nil
+                        return nil
+                    }
+                    state.sending = record.id
+                    return (record, lane, store)
+                })
+            else { return }
+            attempted.insert(record.id)
+            let result: Result<any Sendable, NetworkError>
+            do throws(NetworkError) {
+                result = .success(try await lane.send(record, in: store.session))
+            } catch {
+                result = .failure(error)
+            }
+            state.withLock { $0.sending = nil }
+            switch result {
+            case .success(let answer):
+                await land(record, answer: answer, lane: lane, store: store)
+            case .failure(let error)
+            where error.isUnreachable || error.code == .cancelled
+                || [408, 429, 500, 502, 503, 504].contains(error.statusCode ?? 0):
+                state.withLock { $0.replay = nil }
+                return
+            case .failure(let error):
+                await refuse(record, error: error, lane: lane)
+            }
+        }
+    }
+
+    private func land(_ record: OutboxRecord, answer: any Sendable, lane: any OutboxLane, store: ResourceStore) async {
+        do throws(NetworkError) {
+            try await perform { storage throws(NetworkError) in try storage.removeEntries(for: [record.key]) }
+        } catch {
+            // Landed, but still on disk: a later launch sends it again, with the same `Idempotency-Key`.
+            state.withLock { $0.lastError = error }
+        }
+        state.withLock { state in state.records.removeAll { $0.id == record.id } }
+        // The server's answer first, then the layer goes: no holder shows the value from before in between.
+        lane.land(record, answer: answer, in: store)
+        unshow(record.id)
+        notify()
+    }
+
+    private func refuse(_ record: OutboxRecord, error: NetworkError, lane: any OutboxLane) async {
+        let item = lane.itemKey(of: record)
+        let dropped = state.withLock { state -> [OutboxRecord] in
+            let dropped = state.records.filter { other in
+                other.id == record.id
+                    || (other.sequence > record.sequence && other.type == record.type
+                        && lane.itemKey(of: other) == item)
+            }
+            let ids = Set(dropped.map(\.id))
+            state.records.removeAll { ids.contains($0.id) }
+            return dropped
+        }
+        do throws(NetworkError) {
+            try await perform { storage throws(NetworkError) in try storage.removeEntries(for: dropped.map(\.key)) }
+        } catch {
+            state.withLock { $0.lastError = error }
+        }
+        for change in dropped { unshow(change.id) }
+        notify()
+        let watchers = state.withLock { Array($0.failureWatchers.values) }
+        for change in dropped {
+            let failure = OutboxFailure(
+                change: change.change, error: error, after: change.id == record.id ? nil : record.id)
+            for watcher in watchers { watcher.yield(failure) }
+        }
+    }
+
+    // MARK: Helpers
+
+    private func show(_ record: OutboxRecord, lane: any OutboxLane) {
+        let token = LayerToken()
+        guard let store = state.withLock({ $0.store }), let (item, news) = lane.layer(of: record, token: token)
+        else { return }
+        state.withLock { $0.shown[record.id] = Shown(lane: lane, item: item, token: token, news: news) }
+        lane.publish(news, in: store)
+    }
+
+    private func unshow(_ id: String) {
+        guard
+            let (shown, store) = state.withLock({ state -> (Shown, ResourceStore)? in
+                guard let shown = state.shown.removeValue(forKey: id), let store = state.store else { return nil }
+                return (shown, store)
+            })
+        else { return }
+        // Ended before the news leaves: a holder that hears the layer late never shows it (see `LayerToken`).
+        shown.token.end()
+        shown.lane.unlayer(shown.news, in: store)
+    }
+
+    private func notify() {
+        let (list, watchers) = state.withLock { ($0.records.map(\.change), Array($0.watchers.values)) }
+        for watcher in watchers { watcher.yield(list) }
+    }
+
+    /// Runs a storage call on the outbox's queue, off the cooperative pool, and waits for it.
+    private func perform(_ call: @escaping @Sendable (any EntryStorage) throws(NetworkError) -> Void)
+        async throws(NetworkError)
+    {
+        let storage = storage
+        let result: Result<Void, NetworkError> = await withCheckedContinuation { continuation in
+            io.async {
+                do throws(NetworkError) {
+                    try call(storage)
+                    continuation.resume(returning: .success(()))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        try result.get()
+    }
+}

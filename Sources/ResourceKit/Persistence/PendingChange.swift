@@ -1,0 +1,118 @@
+public import Foundation
+
+/// A change kept in a store's ``Outbox`` until the server takes it: what ``Outbox/pending`` lists.
+public struct PendingChange: Sendable, Identifiable, Hashable, CustomStringConvertible {
+    /// What a pending change does to its item.
+    ///
+    /// A struct with static members, so that a later release can add kinds without breaking a `switch` in
+    /// your code.
+    public struct Kind: Sendable, Hashable, CustomStringConvertible {
+        /// The kind's name: `update` or `delete`.
+        public let name: String
+        init(_ name: String) { self.name = name }
+        /// An update of the item.
+        public static let update = Kind("update")
+        /// A deletion of the item.
+        public static let delete = Kind("delete")
+        /// The kind's name.
+        public var description: String { name }
+    }
+
+    /// The change's id, sent as its `Idempotency-Key` header on every attempt, across restarts.
+    public let id: String
+    /// Its place in the outbox: changes are sent in this order.
+    public let sequence: UInt64
+    /// What it does.
+    public let kind: Kind
+    /// The ``Readable/persistenceName`` of its `Remote` type.
+    public let typeName: String
+    /// Its item's id, as text.
+    public let itemID: String
+    /// When it was kept, on the wall clock.
+    public let queuedAt: Date
+    /// The method it sends.
+    public let method: HTTPMethod
+    /// The path it sends to.
+    public let path: String
+
+    /// The change, as in `update MyApp.RemotePost/42 (PATCH posts/42)`.
+    public var description: String { "\(kind) \(typeName)/\(itemID) (\(method) \(path))" }
+}
+
+/// A pending change that will not reach the server: refused on replay, or rolled back with the refused
+/// change of the same item it came after. Every holder of the item shows it without the change again.
+public struct OutboxFailure: Sendable, CustomStringConvertible {
+    /// The change.
+    public let change: PendingChange
+    /// Why: the server's error for the refused change, the same error for the changes rolled back after it.
+    public let error: NetworkError
+    /// For a change rolled back because an earlier change of its item was refused, that change's id; `nil` for
+    /// the refused change itself.
+    public let after: String?
+
+    /// The change and its error.
+    public var description: String {
+        after.map { "\(change) rolled back after \($0) was refused: \(error)" } ?? "\(change) refused: \(error)"
+    }
+}
+
+/// What the outbox keeps of one change, as it is stored: enough to send it again after a restart and to show
+/// it in every holder meanwhile.
+struct OutboxRecord: Codable, Sendable {
+    var sequence: UInt64
+    var id: String
+    var type: String
+    var kind: String
+    /// The item's id, JSON-encoded.
+    var item: Data
+    var itemDescription: String
+    /// The value shown until the change lands (an update's optimistic value, JSON-encoded); `nil` shows
+    /// nothing (a deletion, or an update made without one).
+    var value: Data?
+    var queuedAt: Date
+    var method: String
+    var path: String
+    var query: [Query]
+    var headers: [Header]
+    var body: Data?
+    var contentType: String?
+
+    struct Query: Codable, Sendable {
+        var name: String
+        var value: String?
+    }
+
+    struct Header: Codable, Sendable {
+        var name: String
+        var value: String
+    }
+
+    var isDeletion: Bool { kind == PendingChange.Kind.delete.name }
+
+    var change: PendingChange {
+        PendingChange(
+            id: id, sequence: sequence, kind: isDeletion ? .delete : .update, typeName: type,
+            itemID: itemDescription, queuedAt: queuedAt, method: HTTPMethod(rawValue: method), path: path)
+    }
+
+    /// The request to send, with its `Idempotency-Key`.
+    var endpoint: Endpoint {
+        var headers = HTTPHeaders()
+        for header in self.headers { headers[header.name] = header.value }
+        headers["Idempotency-Key"] = id
+        var endpoint = Endpoint(
+            HTTPMethod(rawValue: method), "", queryItems: query.map { URLQueryItem(name: $0.name, value: $0.value) },
+            headers: headers, body: body.map { .data($0, contentType: contentType ?? "application/octet-stream") })
+        // As it was stored: already made into a path once, not encoded a second time.
+        endpoint.path = path
+        return endpoint
+    }
+
+    /// The key of the record in the outbox's storage: its sequence, zero-padded, so that keys sort in order.
+    var key: String { Self.key(sequence) }
+
+    static func key(_ sequence: UInt64) -> String {
+        let digits = String(sequence)
+        return "change-" + String(repeating: "0", count: max(0, 20 - digits.count)) + digits
+    }
+}
