@@ -50,11 +50,11 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
         self.link = nil
     }
 
-    init(session: NetworkSession, request: Remote.ListRequest, link: ListLink<Remote>) {
+    init(session: NetworkSession, request: Remote.ListRequest, state: ListState<Item>, link: ListLink<Remote>) {
         self.session = session
         self.request = request
         self.storage = Locked(
-            HostStorage(ListMachine(state: ListState(), firstPageKey: Remote.pagination.firstPageKey, isShared: true)))
+            HostStorage(ListMachine(state: state, firstPageKey: Remote.pagination.firstPageKey, isShared: true)))
         stateKeyPath = observedKeyPath(of: ListResource.self) { \.listState }
         self.link = link
     }
@@ -103,6 +103,20 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
     /// How many `states` streams are registered.
     public var observerCount: Int { registeredObserverCount }
 
+    /// Whether the items shown came from the store's persistence (an earlier run), rather than from a page
+    /// of this run: `true` from the list's creation until its first page arrives.
+    public var isRestored: Bool {
+        guard link?.isRestored == true else { return false }
+        return storage.withLock { $0.machine.epoch == 0 && $0.machine.settled.content.value != nil }
+    }
+
+    /// How long ago the restored items were loaded, on the wall clock across the restart; `nil` when the list is
+    /// not ``isRestored`` (or its items were persisted without a time).
+    public var restoredAge: Duration? {
+        guard isRestored, let loadedAt = link?.restoredAt else { return nil }
+        return max(.zero, session.timeline.now - loadedAt)
+    }
+
     /// How many callers wait for operations in flight, a shared page counted once per caller.
     public var waitingCallerCount: Int { machineWaitingCallerCount }
 
@@ -124,7 +138,9 @@ extension ListResource {
 
 extension ListResource: MachineHost {
     @usableFromInline func forward(_ news: [ItemNews<Item, Item.ID>]) {
-        link?.publish(self, news)
+        guard let link else { return }
+        link.publish(self, news)
+        link.persist?(self)
     }
 
     @usableFromInline var diagnosticsFeed: DiagnosticsFeed { session.feed }

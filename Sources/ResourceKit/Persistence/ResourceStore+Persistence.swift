@@ -86,3 +86,64 @@ final class DirtyFlag: Sendable {
 
     func clear() { dirty.store(false, ordering: .releasing) }
 }
+
+/// How a store's list of one `Remote` type persists its items; made where the items are `Codable`.
+@usableFromInline struct ListPersistenceHooks<Remote: Listable>: Sendable {
+    let key: String
+    let encode: @Sendable ([Remote.Item]) -> Data?
+    let decode: @Sendable (Data) -> [Remote.Item]?
+
+    @usableFromInline init(request: String) where Remote.Item: Codable {
+        key = "list:\(String(reflecting: Remote.self))/\(request)"
+        encode = { try? JSONEncoder().encode($0) }
+        decode = { try? JSONDecoder().decode([Remote.Item].self, from: $0) }
+    }
+}
+
+extension ResourceStore {
+    /// The items a list starts from, persisted by an earlier run, and when they were loaded on the session's
+    /// clock; `nil` when there are none that decode (an entry that no longer decodes is removed).
+    func restoreList<Remote: Listable>(
+        _ hooks: ListPersistenceHooks<Remote>, from persistence: StorePersistence
+    ) -> (items: [Remote.Item], loadedAt: Duration?)? {
+        guard Remote.persistedItemLimit > 0, let entry = persistence.entry(for: hooks.key) else { return nil }
+        guard let items = hooks.decode(entry.value) else {
+            persistence.remove(hooks.key)
+            return nil
+        }
+        let age = max(0, persistence.now().timeIntervalSince(entry.loadedAt))
+        let loadedAt: Duration? =
+            entry.loadedAt == .distantPast
+            ? nil : session.timeline.now - .seconds(min(age, RetryPolicy.longestWait))
+        return (Array(items.prefix(Remote.persistedItemLimit)), loadedAt)
+    }
+
+    /// What queues a list's items for persistence after they may have changed: its first
+    /// ``Listable/persistedItemLimit`` settled items (never an optimistic change), taken by the writer when it
+    /// writes, as for a resource.
+    static func listPersister<Remote: Listable>(
+        _ hooks: ListPersistenceHooks<Remote>, _ persistence: StorePersistence
+    ) -> @Sendable (ListResource<Remote>) -> Void {
+        let dirty = DirtyFlag()
+        let generation = persistence.generation.load(ordering: .acquiring)
+        let limit = Remote.persistedItemLimit
+        return { list in
+            guard limit > 0, persistence.generation.load(ordering: .acquiring) == generation else { return }
+            guard dirty.mark() else { return }
+            persistence.save(hooks.key) {
+                dirty.clear()
+                // The queued write holds the list until then, so that its items are not lost when it is freed.
+                guard
+                    let items = list.storage.withLock({ storage -> [Remote.Item]? in
+                        guard storage.machine.settled.pagination.pagesLoaded > 0,
+                            let items = storage.machine.settled.content.value
+                        else { return nil }
+                        return Array(items.prefix(limit))
+                    }),
+                    let data = hooks.encode(items)
+                else { return nil }
+                return PersistedEntry(key: hooks.key, value: data, loadedAt: persistence.now())
+            }
+        }
+    }
+}

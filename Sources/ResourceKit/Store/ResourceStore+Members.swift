@@ -33,6 +33,13 @@ struct ListLink<Remote: Listable>: Sendable {
     /// Hands the list news from other holders; made in the client's module (see `list(_:request:)`).
     let hear: @Sendable (ListResource<Remote>, any Sendable) -> Void
     let release: @Sendable (ObjectIdentifier) -> Void
+    /// Queues the items the list shows for its store's persistence, after they may have changed; `nil` when the
+    /// store persists nothing or the items are not `Codable`.
+    var persist: (@Sendable (ListResource<Remote>) -> Void)? = nil
+    /// Whether the items the list started from came from the store's persistence.
+    var isRestored = false
+    /// When they were loaded, on the session's clock (`nil` when that is unknown).
+    var restoredAt: Duration? = nil
 }
 
 extension ResourceStore {
@@ -186,13 +193,42 @@ extension ResourceStore {
         list(type, request: (), key: AnyHashable(0)) { list, news in list.receive(storeNews: news) }
     }
 
+    /// The live list for `request`, made if none is alive; with a ``persistence``, a new one starts from the
+    /// items it showed in an earlier run (its loaded pages, up to ``Listable/persistedItemLimit`` items), and
+    /// the items it shows are persisted as they change. See `list(_:request:)`, the same for items that are not
+    /// `Codable`.
+    /// - Parameters:
+    ///   - type: The remote list type.
+    ///   - request: What selects the list.
+    /// - Returns: The list.
+    @inlinable
+    public func list<Remote: Listable>(_ type: Remote.Type, request: Remote.ListRequest) -> ListResource<Remote>
+    where Remote.ListRequest: Hashable, Remote.Item: Codable {
+        list(
+            type, request: request, key: AnyHashable(request),
+            hear: { list, news in list.receive(storeNews: news) },
+            hooks: persistence == nil ? nil : ListPersistenceHooks<Remote>(request: "\(request)"))
+    }
+
+    /// The live list of a type whose lists need no request, persisted: see `list(_:request:)`.
+    /// - Parameter type: The remote list type.
+    /// - Returns: The list.
+    @inlinable
+    public func list<Remote: Listable>(_ type: Remote.Type) -> ListResource<Remote>
+    where Remote.ListRequest == Void, Remote.Item: Codable {
+        list(
+            type, request: (), key: AnyHashable(0), hear: { list, news in list.receive(storeNews: news) },
+            hooks: persistence == nil ? nil : ListPersistenceHooks<Remote>(request: ""))
+    }
+
     @usableFromInline func list<Remote: Listable>(
         _ type: Remote.Type, request: Remote.ListRequest, key id: AnyHashable,
-        hear: @escaping @Sendable (ListResource<Remote>, any Sendable) -> Void
+        hear: @escaping @Sendable (ListResource<Remote>, any Sendable) -> Void,
+        hooks: ListPersistenceHooks<Remote>? = nil
     ) -> ListResource<Remote> {
         let key = StoreKey(type: ObjectIdentifier(Remote.self), id: id)
         let itemType = ObjectIdentifier(Remote.Item.self)
-        let link = ListLink<Remote>(
+        var link = ListLink<Remote>(
             publish: { list, news in self.publish(news, from: ObjectIdentifier(list)) { list.cachedLabel } },
             hear: hear,
             release: { identifier in
@@ -211,10 +247,23 @@ extension ResourceStore {
                 if !layers.isEmpty { list.hear(layers) }
             }
         }
+        // The persisted items, read and decoded outside the registry's lock, when no live list has the request.
+        var restored: (items: [Remote.Item], loadedAt: Duration?)?
+        if let hooks, let persistence, withRegistry({ $0.lists[key]?.object == nil }) {
+            restored = restoreList(hooks, from: persistence)
+        }
+        if let hooks, let persistence { link.persist = Self.listPersister(hooks, persistence) }
         return withRegistry { registry in
             if let existing = registry.lists[key]?.object as? ListResource<Remote> { return existing }
             made = true
-            let list = ListResource(session: session, request: request, link: link)
+            var state = ListState<Remote.Item>()
+            if let restored {
+                // One page, whatever it held: the next page's key is not kept, so a next page reloads the first.
+                state = ListState(content: .available(restored.items), pagination: PaginationStatus(pagesLoaded: 1))
+                link.isRestored = true
+                link.restoredAt = restored.loadedAt
+            }
+            let list = ListResource(session: session, request: request, state: state, link: link)
             registry.lists[key] = WeakMember(object: list)
             registry.listsByItem[itemType, default: [:]][ObjectIdentifier(list)] = WeakMember(object: list)
             return list
@@ -251,7 +300,12 @@ extension Resource: StoreMember {
 
 extension ListResource: StoreMember {
     func hear(_ news: any Sendable) {
-        if let link { link.hear(self, news) } else { receive(storeNews: news) }
+        if let link {
+            link.hear(self, news)
+            link.persist?(self)
+        } else {
+            receive(storeNews: news)
+        }
     }
 
     func markStale(everything: Bool, where matches: (any Sendable) -> Bool) -> Bool {

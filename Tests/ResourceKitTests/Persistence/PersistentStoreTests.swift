@@ -51,292 +51,301 @@ final class WallClock: Sendable {
     func advance(by interval: Double) { seconds.withLock { $0 += interval } }
 }
 
-// Serialized: `DiskPost.decodings` counts for the whole process.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct PersistentStoreTests {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)")
-    let backend = InMemoryBackend(basePath: "/api")
-    let wall = WallClock()
-    let clock = ManualClock()
+/// The suites that use `DiskPost`, one test at a time: `DiskPost.decodings` counts for the whole process.
+@Suite(.serialized) struct DiskPostSuites {}
 
-    init() throws {
-        backend.addCollection("posts")
-        try backend.seed([DiskPost(id: "42", title: "Hello"), DiskPost(id: "43", title: "Bye")], into: "posts")
-    }
+extension DiskPostSuites {
+    @Suite(.timeLimit(.minutes(1))) struct PersistentStoreTests {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)")
+        let backend = InMemoryBackend(basePath: "/api")
+        let wall = WallClock()
+        let clock = ManualClock()
 
-    /// A store as one run of the app makes it: a new session, persistence in the same directory.
-    func launch() throws -> ResourceStore {
-        let wall = wall
-        let persistence = StorePersistence(
-            storage: try FileEntryStorage(directory: directory), now: { wall.now })
-        let session = NetworkSession(baseURL: "http://test.local/api", transport: backend, timeLimit: nil, clock: clock)
-        return ResourceStore(session: session, persistence: persistence)
-    }
+        init() throws {
+            backend.addCollection("posts")
+            try backend.seed([DiskPost(id: "42", title: "Hello"), DiskPost(id: "43", title: "Bye")], into: "posts")
+        }
 
-    var reads: Int { backend.requestLog.filter { $0.method == .get }.count }
+        /// A store as one run of the app makes it: a new session, persistence in the same directory.
+        func launch() throws -> ResourceStore {
+            let wall = wall
+            let persistence = StorePersistence(
+                storage: try FileEntryStorage(directory: directory), now: { wall.now })
+            let session = NetworkSession(
+                baseURL: "http://test.local/api", transport: backend, timeLimit: nil, clock: clock)
+            return ResourceStore(session: session, persistence: persistence)
+        }
 
-    @Test func aResourceAfterARestartStartsFromItsPersistedValueBeforeAnyRequest() async throws {
-        defer { try? FileManager.default.removeItem(at: directory) }
-        do {
+        var reads: Int { backend.requestLog.filter { $0.method == .get }.count }
+
+        @Test func aResourceAfterARestartStartsFromItsPersistedValueBeforeAnyRequest() async throws {
+            defer { try? FileManager.default.removeItem(at: directory) }
+            do {
+                let store = try launch()
+                let post = store.resource(RemoteDiskPost.self, id: "42")
+                #expect(!post.isRestored)
+                try await post.read("42")
+                await store.persistence?.flush()
+            }
+            wall.advance(by: 2)
             let store = try launch()
             let post = store.resource(RemoteDiskPost.self, id: "42")
+            let before = reads
+            #expect(post.state == .available(DiskPost(id: "42", title: "Hello")))
+            #expect(post.isRestored)
+            #expect(post.age == .seconds(2))
+            #expect(reads == before)
+            // An item never persisted starts idle.
+            #expect(store.resource(RemoteDiskPost.self, id: "43").state == .idle)
+            // The first answer replaces it: no longer "restored".
+            try await post.read("42")
             #expect(!post.isRestored)
-            try await post.read("42")
-            await store.persistence?.flush()
         }
-        wall.advance(by: 2)
-        let store = try launch()
-        let post = store.resource(RemoteDiskPost.self, id: "42")
-        let before = reads
-        #expect(post.state == .available(DiskPost(id: "42", title: "Hello")))
-        #expect(post.isRestored)
-        #expect(post.age == .seconds(2))
-        #expect(reads == before)
-        // An item never persisted starts idle.
-        #expect(store.resource(RemoteDiskPost.self, id: "43").state == .idle)
-        // The first answer replaces it: no longer "restored".
-        try await post.read("42")
-        #expect(!post.isRestored)
-    }
 
-    @Test func freshnessSurvivesARestartAndAStaleValueCostsA304() async throws {
-        defer { try? FileManager.default.removeItem(at: directory) }
-        do {
-            let store = try launch()
-            try await store.resource(RemoteDiskPost.self, id: "42").read("42")
-            await store.persistence?.flush()
-        }
-        // 4 s later on the wall clock: still fresh for `maxAge` (5 s), answered from disk.
-        wall.advance(by: 4)
-        var store = try launch()
-        var before = reads
-        #expect(
-            try await store.resource(RemoteDiskPost.self, id: "42").read("42", policy: .skipIfFresh).title == "Hello")
-        #expect(reads == before)
-        // 2 s more: stale. The read is conditional, with the persisted ETag; a 304 decodes nothing.
-        wall.advance(by: 2)
-        store = try launch()
-        before = reads
-        let post = store.resource(RemoteDiskPost.self, id: "42")
-        let decodings = DiskPost.decodings.load(ordering: .relaxed)
-        #expect(try await post.read("42", policy: .skipIfFresh).title == "Hello")
-        #expect(reads == before + 1)
-        #expect(backend.requestLog.last?.headers["If-None-Match"] != nil)
-        #expect(DiskPost.decodings.load(ordering: .relaxed) == decodings)
-        #expect(post.age == .zero)
-    }
-
-    @Test func staleWhileRevalidateShowsTheDiskValueAndRefreshes() async throws {
-        defer { try? FileManager.default.removeItem(at: directory) }
-        do {
-            let store = try launch()
-            try await store.resource(RemoteDiskPost.self, id: "42").read("42")
-            await store.persistence?.flush()
-        }
-        try backend.seed([DiskPost(id: "42", title: "Changed since")], into: "posts")
-        wall.advance(by: 60)
-        let store = try launch()
-        let post = store.resource(RemoteDiskPost.self, id: "42")
-        let states = post.recordStates()
-        defer { states.stop() }
-        #expect(try await post.read("42", policy: .staleWhileRevalidate).title == "Hello")
-        try await states.expect([
-            .available(DiskPost(id: "42", title: "Hello")), .loading(previous: DiskPost(id: "42", title: "Hello")),
-            .available(DiskPost(id: "42", title: "Changed since")),
-        ])
-        await store.persistence?.flush()
-        // And the refreshed value is what the next run starts from.
-        #expect(try launch().resource(RemoteDiskPost.self, id: "42").value?.title == "Changed since")
-    }
-
-    @Test func anEntryOfAnotherSchemaOrThatNoLongerDecodesIsDroppedAndReadAgain() async throws {
-        defer { try? FileManager.default.removeItem(at: directory) }
-        do {
-            let store = try launch()
-            try await store.resource(RemoteDiskPost.self, id: "42").read("42")
-            await store.persistence?.flush()
-        }
-        // The same item under a type whose encoding changed: not restored, and its entry is not trusted.
-        let store = try launch()
-        let changed = store.resource(RemoteDiskPostV2.self, id: "42")
-        #expect(changed.state == .idle)
-        #expect(try await changed.read("42").title == "Hello")
-        // An entry whose bytes no longer decode as the value: dropped, never a crash.
-        let storage = try FileEntryStorage(directory: directory)
-        let key = "\(String(reflecting: RemoteDiskPost.self))/42"
-        try storage.store([PersistedEntry(key: key, value: Data(#"{"id":42}"#.utf8), loadedAt: wall.now)])
-        let next = try launch()
-        #expect(next.resource(RemoteDiskPost.self, id: "42").state == .idle)
-        await next.persistence?.flush()
-        #expect(try storage.entry(for: key) == nil)
-    }
-
-    @Test func aDeletionRemovesTheEntryAndWipeRemovesEverything() async throws {
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try launch()
-        let first = store.resource(RemoteDiskPost.self, id: "42")
-        let second = store.resource(RemoteDiskPost.self, id: "43")
-        try await first.read("42")
-        try await second.read("43")
-        try await first.delete(DiskPost(id: "42", title: "Hello"))
-        await store.persistence?.flush()
-        let storage = try FileEntryStorage(directory: directory)
-        #expect(try storage.allKeys() == ["\(String(reflecting: RemoteDiskPost.self))/43"])
-        try await store.wipe()
-        #expect(try storage.allKeys() == [])
-        #expect(try launch().resource(RemoteDiskPost.self, id: "43").state == .idle)
-    }
-
-    @Test func changesGatherAndTheNewestIsWrittenEvenAfterItsResourceIsFreed() async throws {
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try launch()
-        do {
+        @Test func freshnessSurvivesARestartAndAStaleValueCostsA304() async throws {
+            defer { try? FileManager.default.removeItem(at: directory) }
+            do {
+                let store = try launch()
+                try await store.resource(RemoteDiskPost.self, id: "42").read("42")
+                await store.persistence?.flush()
+            }
+            // 4 s later on the wall clock: still fresh for `maxAge` (5 s), answered from disk.
+            wall.advance(by: 4)
+            var store = try launch()
+            var before = reads
+            #expect(
+                try await store.resource(RemoteDiskPost.self, id: "42").read("42", policy: .skipIfFresh).title
+                    == "Hello")
+            #expect(reads == before)
+            // 2 s more: stale. The read is conditional, with the persisted ETag; a 304 decodes nothing.
+            wall.advance(by: 2)
+            store = try launch()
+            before = reads
             let post = store.resource(RemoteDiskPost.self, id: "42")
-            try await post.read("42")
-            store.apply(.updated(DiskPost(id: "42", title: "second")), as: RemoteDiskPost.self)
-            store.apply(.updated(DiskPost(id: "42", title: "third")), as: RemoteDiskPost.self)
+            let decodings = DiskPost.decodings.load(ordering: .relaxed)
+            #expect(try await post.read("42", policy: .skipIfFresh).title == "Hello")
+            #expect(reads == before + 1)
+            #expect(backend.requestLog.last?.headers["If-None-Match"] != nil)
+            #expect(DiskPost.decodings.load(ordering: .relaxed) == decodings)
+            #expect(post.age == .zero)
         }
-        await store.persistence?.flush()
-        let storage = try FileEntryStorage(directory: directory)
-        let entry = try #require(try storage.entry(for: "\(String(reflecting: RemoteDiskPost.self))/42"))
-        #expect(try JSONDecoder().decode(DiskPost.self, from: entry.value).title == "third")
-        #expect(try launch().resource(RemoteDiskPost.self, id: "42").value?.title == "third")
+
+        @Test func staleWhileRevalidateShowsTheDiskValueAndRefreshes() async throws {
+            defer { try? FileManager.default.removeItem(at: directory) }
+            do {
+                let store = try launch()
+                try await store.resource(RemoteDiskPost.self, id: "42").read("42")
+                await store.persistence?.flush()
+            }
+            try backend.seed([DiskPost(id: "42", title: "Changed since")], into: "posts")
+            wall.advance(by: 60)
+            let store = try launch()
+            let post = store.resource(RemoteDiskPost.self, id: "42")
+            let states = post.recordStates()
+            defer { states.stop() }
+            #expect(try await post.read("42", policy: .staleWhileRevalidate).title == "Hello")
+            try await states.expect([
+                .available(DiskPost(id: "42", title: "Hello")), .loading(previous: DiskPost(id: "42", title: "Hello")),
+                .available(DiskPost(id: "42", title: "Changed since")),
+            ])
+            await store.persistence?.flush()
+            // And the refreshed value is what the next run starts from.
+            #expect(try launch().resource(RemoteDiskPost.self, id: "42").value?.title == "Changed since")
+        }
+
+        @Test func anEntryOfAnotherSchemaOrThatNoLongerDecodesIsDroppedAndReadAgain() async throws {
+            defer { try? FileManager.default.removeItem(at: directory) }
+            do {
+                let store = try launch()
+                try await store.resource(RemoteDiskPost.self, id: "42").read("42")
+                await store.persistence?.flush()
+            }
+            // The same item under a type whose encoding changed: not restored, and its entry is not trusted.
+            let store = try launch()
+            let changed = store.resource(RemoteDiskPostV2.self, id: "42")
+            #expect(changed.state == .idle)
+            #expect(try await changed.read("42").title == "Hello")
+            // An entry whose bytes no longer decode as the value: dropped, never a crash.
+            let storage = try FileEntryStorage(directory: directory)
+            let key = "\(String(reflecting: RemoteDiskPost.self))/42"
+            try storage.store([PersistedEntry(key: key, value: Data(#"{"id":42}"#.utf8), loadedAt: wall.now)])
+            let next = try launch()
+            #expect(next.resource(RemoteDiskPost.self, id: "42").state == .idle)
+            await next.persistence?.flush()
+            #expect(try storage.entry(for: key) == nil)
+        }
+
+        @Test func aDeletionRemovesTheEntryAndWipeRemovesEverything() async throws {
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let store = try launch()
+            let first = store.resource(RemoteDiskPost.self, id: "42")
+            let second = store.resource(RemoteDiskPost.self, id: "43")
+            try await first.read("42")
+            try await second.read("43")
+            try await first.delete(DiskPost(id: "42", title: "Hello"))
+            await store.persistence?.flush()
+            let storage = try FileEntryStorage(directory: directory)
+            #expect(try storage.allKeys() == ["\(String(reflecting: RemoteDiskPost.self))/43"])
+            try await store.wipe()
+            #expect(try storage.allKeys() == [])
+            #expect(try launch().resource(RemoteDiskPost.self, id: "43").state == .idle)
+        }
+
+        @Test func changesGatherAndTheNewestIsWrittenEvenAfterItsResourceIsFreed() async throws {
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let store = try launch()
+            do {
+                let post = store.resource(RemoteDiskPost.self, id: "42")
+                try await post.read("42")
+                store.apply(.updated(DiskPost(id: "42", title: "second")), as: RemoteDiskPost.self)
+                store.apply(.updated(DiskPost(id: "42", title: "third")), as: RemoteDiskPost.self)
+            }
+            await store.persistence?.flush()
+            let storage = try FileEntryStorage(directory: directory)
+            let entry = try #require(try storage.entry(for: "\(String(reflecting: RemoteDiskPost.self))/42"))
+            #expect(try JSONDecoder().decode(DiskPost.self, from: entry.value).title == "third")
+            #expect(try launch().resource(RemoteDiskPost.self, id: "42").value?.title == "third")
+        }
+
+        @Test func twoDirectoriesKeepTwoUsersApart() async throws {
+            let other = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)")
+            defer {
+                try? FileManager.default.removeItem(at: directory)
+                try? FileManager.default.removeItem(at: other)
+            }
+            let store = try launch()
+            try await store.resource(RemoteDiskPost.self, id: "42").read("42")
+            await store.persistence?.flush()
+            let session = NetworkSession(baseURL: "http://test.local/api", transport: backend, timeLimit: nil)
+            let otherUser = ResourceStore(
+                session: session, persistence: StorePersistence(storage: try FileEntryStorage(directory: other)))
+            #expect(otherUser.resource(RemoteDiskPost.self, id: "42").state == .idle)
+        }
+
+        @Test func aStoreWithoutPersistenceKeepsNothing() async throws {
+            let session = NetworkSession(baseURL: "http://test.local/api", transport: backend, timeLimit: nil)
+            let store = ResourceStore(session: session)
+            #expect(store.persistence == nil)
+            try await store.resource(RemoteDiskPost.self, id: "42").read("42")
+            #expect(ResourceStore(session: session).resource(RemoteDiskPost.self, id: "42").state == .idle)
+            try await store.wipe()
+        }
     }
 
-    @Test func twoDirectoriesKeepTwoUsersApart() async throws {
-        let other = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)")
-        defer {
-            try? FileManager.default.removeItem(at: directory)
-            try? FileManager.default.removeItem(at: other)
-        }
-        let store = try launch()
-        try await store.resource(RemoteDiskPost.self, id: "42").read("42")
-        await store.persistence?.flush()
-        let session = NetworkSession(baseURL: "http://test.local/api", transport: backend, timeLimit: nil)
-        let otherUser = ResourceStore(
-            session: session, persistence: StorePersistence(storage: try FileEntryStorage(directory: other)))
-        #expect(otherUser.resource(RemoteDiskPost.self, id: "42").state == .idle)
-    }
+    /// A storage whose writes fail until it is told otherwise.
+    final class FlakyStorage: EntryStorage {
+        let inner: FileEntryStorage
+        let failing = Mutex(true)
 
-    @Test func aStoreWithoutPersistenceKeepsNothing() async throws {
-        let session = NetworkSession(baseURL: "http://test.local/api", transport: backend, timeLimit: nil)
-        let store = ResourceStore(session: session)
-        #expect(store.persistence == nil)
-        try await store.resource(RemoteDiskPost.self, id: "42").read("42")
-        #expect(ResourceStore(session: session).resource(RemoteDiskPost.self, id: "42").state == .idle)
-        try await store.wipe()
+        init(directory: URL) throws { inner = try FileEntryStorage(directory: directory) }
+
+        func entry(for key: String) throws(NetworkError) -> PersistedEntry? { try inner.entry(for: key) }
+        func store(_ entries: [PersistedEntry]) throws(NetworkError) {
+            if failing.withLock({ $0 }) { throw .file("the disk is full") }
+            try inner.store(entries)
+        }
+        func removeEntries(for keys: [String]) throws(NetworkError) { try inner.removeEntries(for: keys) }
+        func removeAll() throws(NetworkError) { try inner.removeAll() }
+        func allKeys() throws(NetworkError) -> [String] { try inner.allKeys() }
     }
 }
 
-/// A storage whose writes fail until it is told otherwise.
-final class FlakyStorage: EntryStorage {
-    let inner: FileEntryStorage
-    let failing = Mutex(true)
+extension DiskPostSuites {
+    @Suite(.timeLimit(.minutes(1))) struct PersistenceQueueTests {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("queue-\(UUID().uuidString)")
+        let backend = InMemoryBackend(basePath: "/api")
 
-    init(directory: URL) throws { inner = try FileEntryStorage(directory: directory) }
-
-    func entry(for key: String) throws(NetworkError) -> PersistedEntry? { try inner.entry(for: key) }
-    func store(_ entries: [PersistedEntry]) throws(NetworkError) {
-        if failing.withLock({ $0 }) { throw .file("the disk is full") }
-        try inner.store(entries)
-    }
-    func removeEntries(for keys: [String]) throws(NetworkError) { try inner.removeEntries(for: keys) }
-    func removeAll() throws(NetworkError) { try inner.removeAll() }
-    func allKeys() throws(NetworkError) -> [String] { try inner.allKeys() }
-}
-
-@Suite(.serialized, .timeLimit(.minutes(1))) struct PersistenceQueueTests {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("queue-\(UUID().uuidString)")
-    let backend = InMemoryBackend(basePath: "/api")
-
-    init() throws {
-        backend.addCollection("posts")
-        try backend.seed([DiskPost(id: "42", title: "Hello"), DiskPost(id: "43", title: "Bye")], into: "posts")
-    }
-
-    func session(_ transport: any HTTPTransport) -> NetworkSession {
-        NetworkSession(baseURL: "http://test.local/api", transport: transport, timeLimit: nil)
-    }
-
-    var key42: String { "\(RemoteDiskPost.persistenceName)/42" }
-
-    @Test func aFailedWriteIsReportedKeptAndWrittenByTheNextFlush() async throws {
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let storage = try FlakyStorage(directory: directory)
-        let persistence = StorePersistence(storage: storage)
-        let store = ResourceStore(session: session(backend), persistence: persistence)
-        try await store.resource(RemoteDiskPost.self, id: "42").read("42")
-        await persistence.flush()
-        #expect(persistence.lastError?.code == .file)
-        #expect(try storage.inner.entry(for: key42) == nil)
-        // The disk has room again: a flush with nothing new writes what was kept, and returns.
-        storage.failing.withLock { $0 = false }
-        await persistence.flush()
-        #expect(persistence.lastError == nil)
-        #expect(try storage.inner.entry(for: key42) != nil)
-    }
-
-    @Test func afterAWipeOnlyResourcesMadeSincePersist() async throws {
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let persistence = StorePersistence(storage: try FileEntryStorage(directory: directory))
-        let store = ResourceStore(session: session(backend), persistence: persistence)
-        let before = store.resource(RemoteDiskPost.self, id: "42")
-        try await before.read("42")
-        try await store.wipe()
-        // The logged-out user's resource reads again: nothing is written back.
-        try await before.read("42")
-        await persistence.flush()
-        #expect(try persistence.storage.allKeys() == [])
-        // A resource made after the wipe persists.
-        try await store.resource(RemoteDiskPost.self, id: "43").read("43")
-        await persistence.flush()
-        #expect(try persistence.storage.allKeys() == ["\(RemoteDiskPost.persistenceName)/43"])
-    }
-
-    @Test func aPushedChangeOfAnItemNoLiveResourceHoldsRemovesItsEntry() async throws {
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let persistence = StorePersistence(storage: try FileEntryStorage(directory: directory))
-        let store = ResourceStore(session: session(backend), persistence: persistence)
-        do { try await store.resource(RemoteDiskPost.self, id: "42").read("42") }
-        await persistence.flush()
-        #expect(try persistence.storage.entry(for: key42) != nil)
-        store.apply(.deleted("42"), as: RemoteDiskPost.self)
-        await persistence.flush()
-        #expect(try persistence.storage.entry(for: key42) == nil)
-        // With a live resource, the push is persisted instead.
-        let live = store.resource(RemoteDiskPost.self, id: "43")
-        try await live.read("43")
-        store.apply(.updated(DiskPost(id: "43", title: "Pushed")), as: RemoteDiskPost.self)
-        await persistence.flush()
-        let entry = try #require(try persistence.storage.entry(for: "\(RemoteDiskPost.persistenceName)/43"))
-        #expect(try JSONDecoder().decode(DiskPost.self, from: entry.value).title == "Pushed")
-    }
-
-    @Test func anAnswerToARequestSentBeforeARestoredResourceWasMadeStillReplacesIt() async throws {
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let storage = try FileEntryStorage(directory: directory)
-        try storage.store([
-            PersistedEntry(
-                key: key42, value: try JSONEncoder().encode(DiskPost(id: "42", title: "From disk")), loadedAt: Date())
-        ])
-        let transport = ControlledTransport()
-        let store = ResourceStore(session: session(transport), persistence: StorePersistence(storage: storage))
-        struct DiskFeed: Listable {
-            typealias Value = DiskPost
-            typealias Item = DiskPost
-            typealias ListResponse = PageEnvelope<DiskPost>
-            static let pagination = PageNumberPagination(pageSize: 50)
-            static func listEndpoint(for request: Void) -> Endpoint { Endpoint(.get, "posts") }
+        init() throws {
+            backend.addCollection("posts")
+            try backend.seed([DiskPost(id: "42", title: "Hello"), DiskPost(id: "43", title: "Bye")], into: "posts")
         }
-        let feed = store.list(DiskFeed.self)
-        let loading = Task { try await feed.refresh() }
-        try await transport.waitForRequests(1)
-        let post = store.resource(RemoteDiskPost.self, id: "42")
-        #expect(post.isRestored)
-        let page =
-            #"{"page":1,"perPage":50,"totalItems":1,"totalPages":1,"items":[{"id":"42","title":"From the server"}]}"#
-        transport.answer(0, .success(HTTPResponse(statusCode: 200, body: Data(page.utf8))))
-        _ = try await loading.value
-        #expect(post.value?.title == "From the server")
-        #expect(!post.isRestored)
+
+        func session(_ transport: any HTTPTransport) -> NetworkSession {
+            NetworkSession(baseURL: "http://test.local/api", transport: transport, timeLimit: nil)
+        }
+
+        var key42: String { "\(RemoteDiskPost.persistenceName)/42" }
+
+        @Test func aFailedWriteIsReportedKeptAndWrittenByTheNextFlush() async throws {
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let storage = try FlakyStorage(directory: directory)
+            let persistence = StorePersistence(storage: storage)
+            let store = ResourceStore(session: session(backend), persistence: persistence)
+            try await store.resource(RemoteDiskPost.self, id: "42").read("42")
+            await persistence.flush()
+            #expect(persistence.lastError?.code == .file)
+            #expect(try storage.inner.entry(for: key42) == nil)
+            // The disk has room again: a flush with nothing new writes what was kept, and returns.
+            storage.failing.withLock { $0 = false }
+            await persistence.flush()
+            #expect(persistence.lastError == nil)
+            #expect(try storage.inner.entry(for: key42) != nil)
+        }
+
+        @Test func afterAWipeOnlyResourcesMadeSincePersist() async throws {
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let persistence = StorePersistence(storage: try FileEntryStorage(directory: directory))
+            let store = ResourceStore(session: session(backend), persistence: persistence)
+            let before = store.resource(RemoteDiskPost.self, id: "42")
+            try await before.read("42")
+            try await store.wipe()
+            // The logged-out user's resource reads again: nothing is written back.
+            try await before.read("42")
+            await persistence.flush()
+            #expect(try persistence.storage.allKeys() == [])
+            // A resource made after the wipe persists.
+            try await store.resource(RemoteDiskPost.self, id: "43").read("43")
+            await persistence.flush()
+            #expect(try persistence.storage.allKeys() == ["\(RemoteDiskPost.persistenceName)/43"])
+        }
+
+        @Test func aPushedChangeOfAnItemNoLiveResourceHoldsRemovesItsEntry() async throws {
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let persistence = StorePersistence(storage: try FileEntryStorage(directory: directory))
+            let store = ResourceStore(session: session(backend), persistence: persistence)
+            do { try await store.resource(RemoteDiskPost.self, id: "42").read("42") }
+            await persistence.flush()
+            #expect(try persistence.storage.entry(for: key42) != nil)
+            store.apply(.deleted("42"), as: RemoteDiskPost.self)
+            await persistence.flush()
+            #expect(try persistence.storage.entry(for: key42) == nil)
+            // With a live resource, the push is persisted instead.
+            let live = store.resource(RemoteDiskPost.self, id: "43")
+            try await live.read("43")
+            store.apply(.updated(DiskPost(id: "43", title: "Pushed")), as: RemoteDiskPost.self)
+            await persistence.flush()
+            let entry = try #require(try persistence.storage.entry(for: "\(RemoteDiskPost.persistenceName)/43"))
+            #expect(try JSONDecoder().decode(DiskPost.self, from: entry.value).title == "Pushed")
+        }
+
+        @Test func anAnswerToARequestSentBeforeARestoredResourceWasMadeStillReplacesIt() async throws {
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let storage = try FileEntryStorage(directory: directory)
+            try storage.store([
+                PersistedEntry(
+                    key: key42, value: try JSONEncoder().encode(DiskPost(id: "42", title: "From disk")),
+                    loadedAt: Date())
+            ])
+            let transport = ControlledTransport()
+            let store = ResourceStore(session: session(transport), persistence: StorePersistence(storage: storage))
+            struct DiskFeed: Listable {
+                typealias Value = DiskPost
+                typealias Item = DiskPost
+                typealias ListResponse = PageEnvelope<DiskPost>
+                static let pagination = PageNumberPagination(pageSize: 50)
+                static func listEndpoint(for request: Void) -> Endpoint { Endpoint(.get, "posts") }
+            }
+            let feed = store.list(DiskFeed.self)
+            let loading = Task { try await feed.refresh() }
+            try await transport.waitForRequests(1)
+            let post = store.resource(RemoteDiskPost.self, id: "42")
+            #expect(post.isRestored)
+            let page =
+                #"{"page":1,"perPage":50,"totalItems":1,"totalPages":1,"items":[{"id":"42","title":"From the server"}]}"#
+            transport.answer(0, .success(HTTPResponse(statusCode: 200, body: Data(page.utf8))))
+            _ = try await loading.value
+            #expect(post.value?.title == "From the server")
+            #expect(!post.isRestored)
+        }
     }
 }
