@@ -1,6 +1,7 @@
 // What ResourceKit does, on an embedded in-memory backend or on a real PocketBase:
 //   swift run Example
 //   swift run Example --base-url http://127.0.0.1:8090 --email admin@resourcekit.test --password …
+//   swift run Example --store DIRECTORY   (twice: the second run starts from disk and replays an offline edit)
 import Foundation
 import ResourceKit
 import ResourceKitTesting
@@ -89,6 +90,8 @@ struct Options {
     var email: String?
     var password: String?
     var inspect = false
+    /// Where the seventh job keeps its store between runs.
+    var store: String?
 
     init(_ arguments: [String]) throws {
         var iterator = arguments.makeIterator()
@@ -99,8 +102,11 @@ struct Options {
             case "--email": email = iterator.next()
             case "--password": password = iterator.next()
             case "--inspect": inspect = true
+            case "--store": store = iterator.next()
             case "--help", "-h":
-                print("usage: swift run Example [--inspect] [--base-url URL [--token TOKEN | --email E --password P]]")
+                print(
+                    "usage: swift run Example [--inspect] [--store DIRECTORY] [--base-url URL [--token TOKEN | --email E --password P]]"
+                )
                 exit(0)
             default: throw ExampleError("unknown argument \(argument); try --help")
             }
@@ -133,6 +139,11 @@ func makeSession(_ options: Options) async throws -> NetworkSession {
                     baseURL: "http://embedded.resourcekit/api", validation: PocketBaseValidation(), transport: backend)
             )
         }
+        offlineDevice = { transport, adapters in
+            NetworkSession(
+                baseURL: "http://embedded.resourcekit/api/collections", validation: PocketBaseValidation(),
+                transport: Switchable(backend, transport), adapters: adapters)
+        }
         return NetworkSession(
             baseURL: "http://embedded.resourcekit/api/collections", validation: PocketBaseValidation(),
             transport: backend)
@@ -156,6 +167,11 @@ func makeSession(_ options: Options) async throws -> NetworkSession {
                 baseURL: api, validation: PocketBaseValidation(),
                 transport: URLSessionTransport(timeout: .seconds(3_600)), adapters: adapters)
         )
+    }
+    offlineDevice = { switchable, counting in
+        NetworkSession(
+            baseURL: base, validation: PocketBaseValidation(), transport: Switchable(URLSessionTransport(), switchable),
+            adapters: adapters + counting)
     }
     return NetworkSession(baseURL: base, validation: PocketBaseValidation(), adapters: adapters)
 }
@@ -363,6 +379,79 @@ func liveData(_ session: NetworkSession, first: Post) async throws {
     print("  device B's feed shows \(feed.title(of: first.id)), after \(counter.value - before) requests of its own")
 }
 
+// MARK: - Offline and persistence
+
+/// A network that can be switched off: the device in a tunnel.
+final class Reachability: Sendable {
+    private let reachable = Atomic(true)
+    var isReachable: Bool {
+        get { reachable.load(ordering: .relaxed) }
+        set { reachable.store(newValue, ordering: .relaxed) }
+    }
+}
+
+/// A transport that fails as an offline device does while its `Reachability` is off.
+struct Switchable: HTTPTransport {
+    let base: any HTTPTransport
+    let reachability: Reachability
+    init(_ base: any HTTPTransport, _ reachability: Reachability) {
+        self.base = base
+        self.reachability = reachability
+    }
+    func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
+        guard reachability.isReachable else { throw .transport(code: .notConnectedToInternet, message: "offline") }
+        return try await base.send(request)
+    }
+}
+
+/// A device whose network can be switched off: a session on `Switchable`, with `counting` among its adapters.
+nonisolated(unsafe) var offlineDevice: ((Reachability, [any RequestAdapting]) -> NetworkSession)?
+
+func offlineAndPersistence(directory: String) async throws {
+    print("\n7. Offline and persistence, in \(directory)")
+    guard let offlineDevice else { return }
+    let reachability = Reachability()
+    let counter = RequestCounter()
+    let session = offlineDevice(reachability, [counter])
+    let base = URL(fileURLWithPath: directory)
+    let persistence = StorePersistence(
+        storage: try FileEntryStorage(directory: base.appendingPathComponent("entries")),
+        outbox: try FileEntryStorage(directory: base.appendingPathComponent("outbox"), maximumBytes: .max))
+    let store = ResourceStore(session: session, persistence: persistence)
+    store.queueWhenOffline(RemotePost.self)
+    let feed = FeedService(store: store)
+    let waiting = store.outbox?.pending ?? []
+    if feed.feed.isRestored {
+        print("  at launch, before any request: \(feed.feed.items.count) posts from disk (\(counter.value) requests)")
+    } else {
+        print("  at launch: nothing on disk yet (run again with the same --store to start from it)")
+    }
+    if let change = waiting.first {
+        let id = String(change.itemID)
+        print("  \(waiting.count) change(s) kept by the last run: \(change.kind) of post \(id)")
+        print("  the feed already shows it: \(feed.title(of: id))")
+        await store.outbox?.replay()
+        let server: Post = try await session.send(RemotePost.readEndpoint(for: id))
+        print(
+            "  replayed: the server now has \"\(server.title)\"; \(store.outbox?.pending.count ?? 0) change(s) waiting")
+    }
+    try await feed.feed.refresh()
+    print("  the first page from the server: \(feed.feed.items.count) posts")
+    guard var edited = feed.feed.items.first else { return }
+    let detail = PostDetailService(store: store, id: edited.id)
+    reachability.isReachable = false
+    print("  the network goes away")
+    edited.title = "Edited while offline"
+    do {
+        try await detail.post.update(edited, optimistic: edited)
+    } catch {
+        guard error.code == .queued else { throw error }
+        print("  the edit was kept in the outbox: the feed shows \(feed.title(of: edited.id))")
+    }
+    await persistence.flush()
+    print("  quitting with \(store.outbox?.pending.count ?? 0) change(s) waiting")
+}
+
 do {
     let options = try Options(Array(CommandLine.arguments.dropFirst()))
     let session = try await makeSession(options)
@@ -377,6 +466,7 @@ do {
     try await shareOnePost(session, first: first, inspector: inspector)
     try await download(session)
     try await liveData(session, first: first)
+    if let directory = options.store { try await offlineAndPersistence(directory: directory) }
     print("\nDone.")
 } catch {
     FileHandle.standardError.write(Data("Example failed: \(error)\n".utf8))
