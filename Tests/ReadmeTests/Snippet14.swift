@@ -4,6 +4,21 @@ import ResourceKit
 
 func makeStore(session: NetworkSession, userID: String, under base: URL) throws -> ResourceStore {
     let directory = base.appendingPathComponent("store/\(userID)")  // one directory per user
-    let persistence = StorePersistence(storage: try FileEntryStorage(directory: directory))
-    return ResourceStore(session: session, persistence: persistence)
+    let persistence = StorePersistence(
+        storage: try FileEntryStorage(directory: directory.appendingPathComponent("entries")),
+        outbox: try FileEntryStorage(directory: directory.appendingPathComponent("outbox"), maximumBytes: .max))
+    let store = ResourceStore(session: session, persistence: persistence)
+    store.queueWhenOffline(RemoteEditablePost.self)  // at every launch, before the first change
+    return store
+}
+
+func rename(_ post: Post, to title: String, in store: ResourceStore) async throws {
+    var edited = post
+    edited.title = title
+    do {
+        try await store.resource(RemoteEditablePost.self, id: post.id).update(edited, optimistic: edited)
+    } catch {
+        guard error.code == .queued else { throw error }
+        // Kept: every screen shows `edited`, and the outbox sends it when the server is back.
+    }
 }

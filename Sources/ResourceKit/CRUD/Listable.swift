@@ -34,7 +34,7 @@ public protocol Listable: RemoteResource {
     /// - Returns: Where the item goes in that list.
     static func placement(ofCreated item: Item, in request: ListRequest) -> ListPlacement
     /// How many of a list's items a persistent store keeps (its first ones), so that the list shows them at the
-    /// next launch; 200 by default, 0 keeps none. See ``ResourceStore/list(_:request:)-(_,_)``.
+    /// next launch; 200 by default, 0 keeps none. See `store.list(_:request:)`.
     static var persistedItemLimit: Int { get }
 }
 

@@ -11,7 +11,7 @@ import Synchronization
 /// ```
 ///
 /// - Identity: `resource(_:id:)` returns the same object for the same `Remote` type and id while anyone
-///   holds it, and ``list(_:request:)`` the same list for the same request. The store keeps them weakly:
+///   holds it, and `list(_:request:)` the same list for the same request. The store keeps them weakly:
 ///   an object nobody holds is freed.
 /// - One truth: an item is its value type and its id. A read, create, update or delete that lands in one
 ///   holder is applied to every other live holder of the item, under the order rule of each: an answer older
