@@ -2,20 +2,118 @@ import BenchmarkFixtures
 import Foundation
 import ResourceKit
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// A persistent store: a cold start of 10,000 items from disk, 1,000 updates written, a read's cost.
 struct PersistenceWorkloads {
     let scale: Double
     let rounds: Int
     let warmup: Int
 
+    static let feedSize = 500
+
+    /// One page of `feedSize` rows.
+    struct Feed: Listable {
+        typealias Value = Row
+        typealias Item = Row
+        typealias ListResponse = PageEnvelope<Row>
+        static let pagination = PageNumberPagination(pageSize: feedSize)
+        static let persistedItemLimit = feedSize
+        static func listEndpoint(for request: Void) -> Endpoint { Endpoint(.get, "feed") }
+    }
+
+    struct FeedServer: HTTPTransport {
+        let body: Data
+        init() throws {
+            struct Body: Encodable {
+                var page = 1
+                var perPage = feedSize
+                var totalItems = feedSize
+                var totalPages = 1
+                var items = (1...feedSize).map { Row(id: $0, n: $0) }
+            }
+            body = try JSONEncoder().encode(Body())
+        }
+        func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
+            HTTPResponse(statusCode: 200, body: body, url: request.url)
+        }
+    }
+
+    /// From opening the storage of a store whose feed was persisted by an earlier run to the feed's first state,
+    /// its items from disk, in milliseconds per round.
+    func feedColdStarts() async throws -> [Double] {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let session = NetworkSession(baseURL: "http://bench.local", transport: try FeedServer())
+        do {
+            let store = ResourceStore(
+                session: session, persistence: StorePersistence(storage: try FileEntryStorage(directory: directory)))
+            try await store.list(Feed.self).loadFirstPage()
+            await store.persistence?.flush()
+        }
+        var samples: [Double] = []
+        for round in 0..<(rounds + warmup) {
+            let start = ContinuousClock.now
+            let store = ResourceStore(
+                session: session, persistence: StorePersistence(storage: try FileEntryStorage(directory: directory)))
+            let feed = store.list(Feed.self)
+            let count = feed.items.count
+            let elapsed = (ContinuousClock.now - start).inSeconds * 1e3
+            guard feed.isRestored, count == Self.feedSize else {
+                throw BenchmarkError("the feed did not start from disk")
+            }
+            if round >= warmup { samples.append(elapsed) }
+        }
+        return samples
+    }
+
     static func profileReads(_ count: Int) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let session = NetworkSession(baseURL: "http://bench.local", transport: try RowServer())
+        let delay = Int(ProcessInfo.processInfo.environment["BENCH_WRITE_DELAY_MS"] ?? "") ?? 100
         let resource = ResourceStore(
-            session: session, persistence: StorePersistence(storage: try FileEntryStorage(directory: directory))
+            session: session,
+            persistence: StorePersistence(
+                storage: try FileEntryStorage(directory: directory), writeDelay: .milliseconds(delay))
         ).resource(RemoteRowByID.self, id: 1)
-        for _ in 0..<count { _ = try await resource.read(1) }
+        var start = ContinuousClock.now
+        for i in 0..<count {
+            _ = try await resource.read(1)
+            if i % 20_000 == 19_999 {
+                let now = ContinuousClock.now
+                print("20,000 reads: \((now - start).inSeconds * 1e3) ms")
+                start = now
+            }
+        }
+    }
+
+    /// For profilers: `rounds` cold starts of 10,000 persisted items into live resources.
+    static func profileHydrate(_ rounds: Int) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let session = NetworkSession(baseURL: "http://bench.local", transport: try RowServer())
+        do {
+            let store = ResourceStore(
+                session: session, capacity: 0,
+                persistence: StorePersistence(
+                    storage: try FileEntryStorage(directory: directory, maximumBytes: 1 << 30)))
+            let resources = (1...10_000).map { store.resource(RemoteRowByID.self, id: $0) }
+            for id in 1...10_000 { store.apply(.updated(Row(id: id, n: 1)), as: RemoteRowByID.self) }
+            await store.persistence?.flush()
+            _ = resources.count
+        }
+        for _ in 0..<rounds {
+            let store = ResourceStore(
+                session: session, capacity: 0,
+                persistence: StorePersistence(
+                    storage: try FileEntryStorage(directory: directory, maximumBytes: 1 << 30)))
+            let start = ContinuousClock.now
+            let restored = (1...10_000).map { store.resource(RemoteRowByID.self, id: $0) }
+            print("hydrate: \((ContinuousClock.now - start).inSeconds * 1e3) ms, \(restored.count)")
+        }
     }
 
     func run() async throws -> Report {
@@ -100,6 +198,10 @@ struct PersistenceWorkloads {
             Measurement(
                 workload: "persistent store", variant: "persist \(updates) updates", unit: "ms",
                 samples: Array(persist.dropFirst(warmup))))
+        report.add(
+            Measurement(
+                workload: "persistent store", variant: "cold start of a feed of \(Self.feedSize)", unit: "ms",
+                samples: try await feedColdStarts()))
 
         return report
     }

@@ -50,6 +50,12 @@ if option("--only") == "live" {
     exit(0)
 }
 
+if let count = option("--profile-hydrate").flatMap(Int.init) {
+    // For profilers: `count` cold starts of 10,000 persisted items.
+    try await PersistenceWorkloads.profileHydrate(count)
+    exit(0)
+}
+
 if let count = option("--profile-persistent-read").flatMap(Int.init) {
     // For profilers: `count` reads of a resource in a persistent store, on an instant transport.
     try await PersistenceWorkloads.profileReads(count)

@@ -11,7 +11,8 @@ public import Foundation
 ///
 /// - **Atomic:** an entry is written to a temporary file in the same directory, `fsync`ed, renamed over the
 ///   old one, and the directory is `fsync`ed: after a crash at any point, the entry is old or new, never
-///   torn. Temporary files a crash left behind are removed when the storage is opened.
+///   torn. A batch of several entries is synced with one `syncfs` of the directory's file system (on Linux)
+///   instead of one `fsync` per file, before any is renamed. Temporary files a crash left behind are removed when the storage is opened.
 /// - **Checked:** each file holds a magic number, its length and an FNV-1a 64-bit checksum of its contents.
 ///   A file that fails any check (truncated, corrupted, another format, another key) is removed and counted
 ///   in ``droppedCount``, never returned.
@@ -24,6 +25,9 @@ public final class FileEntryStorage: EntryStorage {
     public let directory: URL
     /// The most bytes the entries' files may take; at least one entry is always kept.
     public let maximumBytes: Int
+    /// The directory's path with a trailing `/`: a file's path is this and its name (building a `URL` per file
+    /// was a fifth of a cold start's time).
+    private let prefix: String
 
     private struct Index {
         /// Size and last use of each entry file, by file name.
@@ -43,6 +47,8 @@ public final class FileEntryStorage: EntryStorage {
     public init(directory: URL, maximumBytes: Int = 50 << 20) throws(NetworkError) {
         self.directory = directory
         self.maximumBytes = max(1, maximumBytes)
+        let path = directory.path
+        prefix = path.hasSuffix("/") ? path : path + "/"
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
@@ -59,7 +65,7 @@ public final class FileEntryStorage: EntryStorage {
         // less exact).
         var found: [(name: String, bytes: Int, modified: Double)] = []
         for name in names {
-            let path = directory.appendingPathComponent(name).path
+            let path = prefix + name
             if name.hasPrefix(".tmp-") {
                 unlink(path)
                 continue
@@ -96,7 +102,7 @@ public final class FileEntryStorage: EntryStorage {
     /// - Throws: ``NetworkError/file(_:)`` when the file exists but cannot be read.
     public func entry(for key: String) throws(NetworkError) -> PersistedEntry? {
         let name = Self.fileName(for: key)
-        let path = directory.appendingPathComponent(name).path
+        let path = path(of: name)
         guard let data = try Self.contents(of: path) else { return nil }
         guard let entry = EntryCoding.decode(data), entry.key == key else {
             unlink(path)
@@ -127,14 +133,18 @@ public final class FileEntryStorage: EntryStorage {
             try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             index.withLock { $0 = Index() }
         }
+        // A batch is synced once, with `syncfs`, where there is one (Linux): a thousand `fsync`s cost about a
+        // thousand times one. Each file is still whole on disk before it is renamed into place.
+        let syncsOnce = latest.count > 1 && Self.canSyncFileSystem
         for entry in latest.values {
             let data = EntryCoding.encode(entry)
-            let temporary = directory.appendingPathComponent(".tmp-\(UUID().uuidString)").path
-            try Self.writeSynced(data, to: temporary)
+            let temporary = path(of: ".tmp-\(UUID().uuidString)")
+            try Self.writeFile(data, to: temporary, syncing: !syncsOnce)
             written.append((temporary, Self.fileName(for: entry.key), data.count))
         }
+        if syncsOnce { try syncFileSystem() }
         for (position, file) in written.enumerated() {
-            let path = directory.appendingPathComponent(file.name).path
+            let path = path(of: file.name)
             guard rename(file.temporary, path) == 0 else {
                 written.removeFirst(position)
                 throw .file("cannot rename an entry into place: \(String(cString: strerror(errno)))")
@@ -174,7 +184,7 @@ public final class FileEntryStorage: EntryStorage {
         let names = index.withLock { Array($0.files.keys) }
         var keys: [String] = []
         for name in names {
-            let path = directory.appendingPathComponent(name).path
+            let path = path(of: name)
             guard let data = try Self.contents(of: path) else { continue }
             if let entry = EntryCoding.decode(data), Self.fileName(for: entry.key) == name {
                 keys.append(entry.key)
@@ -191,8 +201,10 @@ public final class FileEntryStorage: EntryStorage {
 
     // MARK: Files
 
+    private func path(of name: String) -> String { prefix + name }
+
     private func remove(_ name: String) {
-        unlink(directory.appendingPathComponent(name).path)
+        unlink(path(of: name))
         index.withLock { index in
             if let old = index.files.removeValue(forKey: name) { index.totalBytes -= old.bytes }
         }
@@ -225,8 +237,35 @@ public final class FileEntryStorage: EntryStorage {
         }
     }
 
-    /// Writes `data` to a new file at `path` and syncs it.
-    private static func writeSynced(_ data: Data, to path: String) throws(NetworkError) {
+    /// Whether this platform can sync a whole file system in one call.
+    static var canSyncFileSystem: Bool { syncFS != nil }
+
+    /// glibc's `syncfs`, looked up at run time: its declaration needs `_GNU_SOURCE`, which Swift's import of
+    /// the C library does not set.
+    private static let syncFS: (@convention(c) (Int32) -> Int32)? = {
+        #if os(Linux)
+            guard let symbol = dlsym(nil, "syncfs") else { return nil }
+            return unsafeBitCast(symbol, to: (@convention(c) (Int32) -> Int32).self)
+        #else
+            return nil
+        #endif
+    }()
+
+    /// Syncs the file system of the directory: every file written before is on disk when it returns.
+    private func syncFileSystem() throws(NetworkError) {
+        guard let syncFS = Self.syncFS else { return }
+        let descriptor = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw .file("cannot open \(directory.path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        guard syncFS(descriptor) == 0 else {
+            throw .file("cannot sync the file system of \(directory.path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Writes `data` to a new file at `path`, and syncs it when `syncing`.
+    private static func writeFile(_ data: Data, to path: String, syncing: Bool) throws(NetworkError) {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw .file("cannot create \(path): \(String(cString: strerror(errno)))") }
         defer { close(descriptor) }
@@ -240,7 +279,7 @@ public final class FileEntryStorage: EntryStorage {
                 }
                 offset += written
             }
-            return fsync(descriptor) == 0 ? nil : String(cString: strerror(errno))
+            return !syncing || fsync(descriptor) == 0 ? nil : String(cString: strerror(errno))
         }
         if let failure {
             unlink(path)

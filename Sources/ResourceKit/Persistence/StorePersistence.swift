@@ -28,14 +28,14 @@ public final class StorePersistence: Sendable {
         /// The newest change per key.
         var pending: [String: Change] = [:]
         var isWriting = false
-        /// The writer, while it waits out ``writeDelay``: a flush cancels its wait.
-        var writer: Task<Void, Never>?
         var waiters: [CheckedContinuation<Void, Never>] = []
         var lastError: NetworkError?
         var failedWrites = 0
     }
 
     private let queue = Locked(Queue())
+    /// What a writer waiting out ``writeDelay`` sleeps on; a flush wakes it.
+    private let wake = NSCondition()
 
     /// Creates the persistence of a store.
     /// - Parameters:
@@ -80,16 +80,19 @@ public final class StorePersistence: Sendable {
     /// ``lastError``).
     public func flush() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let (done, writer, starts) = queue.withLock { queue -> (Bool, Task<Void, Never>?, Bool) in
-                if queue.pending.isEmpty && !queue.isWriting { return (true, nil, false) }
+            let (done, starts) = queue.withLock { queue -> (Bool, Bool) in
+                if queue.pending.isEmpty && !queue.isWriting { return (true, false) }
                 queue.waiters.append(continuation)
                 // Changes left by a failed batch have no writer: start one.
-                guard !queue.isWriting else { return (false, queue.writer, false) }
+                guard !queue.isWriting else { return (false, false) }
                 queue.isWriting = true
-                return (false, nil, true)
+                return (false, true)
             }
             if done { continuation.resume() }
-            writer?.cancel()
+            // A writer waiting out its delay sees the waiter and writes at once.
+            wake.lock()
+            wake.broadcast()
+            wake.unlock()
             if starts { startWriter(after: .zero) }
         }
     }
@@ -130,18 +133,18 @@ public final class StorePersistence: Sendable {
         if starts { startWriter(after: writeDelay) }
     }
 
-    /// Starts the one writer: it waits `delay` (a flush ends the wait), then writes on a thread of its own,
-    /// so that blocking file calls never hold a thread of Swift's cooperative pool.
+    /// Starts the one writer: a thread of its own (so that blocking file calls never hold a thread of Swift's
+    /// cooperative pool), which waits `delay` or until a flush, writes what is queued, and ends.
+    ///
+    /// Not a task, nor a Dispatch queue: once a Dispatch worker had run beside a busy caller, the global pool
+    /// handed the caller's task from thread to thread at each `await`, thousands of context switches a second.
     private func startWriter(after delay: Duration) {
-        let writer = Task.detached(priority: .utility) { [self] in
-            if delay > .zero { try? await Task.sleep(for: delay) }
-            queue.withLock { $0.writer = nil }
-            DispatchQueue.global(qos: .utility).async { [self] in drain() }
-        }
-        queue.withLock { queue in
-            // A flush that came before the writer was recorded did not cancel it: do it now.
-            if !queue.waiters.isEmpty { writer.cancel() }
-            queue.writer = writer
+        let deadline = Date().addingTimeInterval(delay.seconds)
+        Thread.detachNewThread { [self] in
+            wake.lock()
+            while queue.withLock({ $0.waiters.isEmpty }), Date() < deadline { _ = wake.wait(until: deadline) }
+            wake.unlock()
+            drain()
         }
     }
 
@@ -200,8 +203,10 @@ public final class StorePersistence: Sendable {
         // By `Remote` type, not only by item: the validators kept are those of this type's read.
         key = Self.key(Remote.persistenceName, id)
         schema = Remote.persistenceSchema
-        encode = { try? JSONEncoder().encode($0) }
-        decode = { try? JSONDecoder().decode(Value.self, from: $0) }
+        let encoder = JSONEncoder()
+        let decoder = JSONDecoder()
+        encode = { try? encoder.encode($0) }
+        decode = { try? decoder.decode(Value.self, from: $0) }
     }
 
     /// The key of item `id` of the type named `name`.
