@@ -133,11 +133,10 @@ public final class StorePersistence: Sendable {
         if starts { startWriter(after: writeDelay) }
     }
 
-    /// Starts the one writer: a thread of its own (so that blocking file calls never hold a thread of Swift's
-    /// cooperative pool), which waits `delay` or until a flush, writes what is queued, and ends.
-    ///
-    /// Not a task, nor a Dispatch queue: once a Dispatch worker had run beside a busy caller, the global pool
-    /// handed the caller's task from thread to thread at each `await`, thousands of context switches a second.
+    /// Starts the one writer: a thread of its own, which waits `delay` or until a flush, writes what is queued,
+    /// and ends. A thread rather than a task or a Dispatch queue: its `fsync`s block for milliseconds at a time
+    /// (hundreds of I/O waits a second under load), which must hold no thread of Swift's cooperative pool nor
+    /// of Dispatch's, where the app's own work runs.
     private func startWriter(after delay: Duration) {
         let deadline = Date().addingTimeInterval(delay.seconds)
         Thread.detachNewThread { [self] in
