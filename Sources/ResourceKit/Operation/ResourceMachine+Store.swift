@@ -32,6 +32,14 @@ extension ResourceMachine {
             value: value, rank: settledRank, loadedAt: loadedAt, validators: validators, loadedKey: loadedKey)
     }
 
+    /// What a persistent store writes of the resource: its settled value, or the value a failure keeps (the
+    /// last the server gave: a refused change must not leave an older value on disk).
+    func persistedSnapshot() -> Snapshot? {
+        if let snapshot = snapshot() { return snapshot }
+        guard case .failure(_, let previous?) = settled else { return nil }
+        return Snapshot(value: previous, rank: settledRank, loadedAt: loadedAt, validators: validators, loadedKey: nil)
+    }
+
     struct Snapshot {
         var value: Value
         var rank: UInt64

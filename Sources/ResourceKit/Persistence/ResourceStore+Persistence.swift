@@ -62,7 +62,7 @@ extension ResourceStore {
             persistence.save(hooks.key) {
                 // Cleared before the value is taken: a change after this point queues another write.
                 dirty.clear()
-                guard let snapshot = resource.storage.withLock({ $0.machine.snapshot() }) else { return nil }
+                guard let snapshot = resource.storage.withLock({ $0.machine.persistedSnapshot() }) else { return nil }
                 let now = resource.session.timeline.now
                 let wallNow = persistence.now()
                 guard let data = hooks.encode(snapshot.value) else { return nil }

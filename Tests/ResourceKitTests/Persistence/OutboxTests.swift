@@ -35,11 +35,14 @@ final class FlakyRemovals: EntryStorage {
     }
 
     /// A store as one run of the app makes it: a new session, the same directories, `RemotePost` kept offline.
-    func launch(outbox: (any EntryStorage)? = nil, registers: Bool = true) throws -> ResourceStore {
+    func launch(
+        outbox: (any EntryStorage)? = nil, registers: Bool = true, writeDelay: Duration = .milliseconds(100)
+    ) throws -> ResourceStore {
         let persistence = StorePersistence(
             storage: try FileEntryStorage(directory: directory.appendingPathComponent("entries")),
             outbox: try outbox
-                ?? FileEntryStorage(directory: directory.appendingPathComponent("outbox"), maximumBytes: .max))
+                ?? FileEntryStorage(directory: directory.appendingPathComponent("outbox"), maximumBytes: .max),
+            writeDelay: writeDelay)
         let session = NetworkSession(baseURL: "http://test.local/api", transport: backend, timeLimit: nil)
         let store = ResourceStore(session: session, persistence: persistence)
         if registers { store.queueWhenOffline(RemotePost.self) }
@@ -372,6 +375,23 @@ final class FlakyRemovals: EntryStorage {
         #expect(backend.idempotentRepeats == 1)
         #expect(post.state.value?.title == "Once")
         #expect(post.isRestored == false)
+    }
+
+    @Test func aRefusedChangeLeavesTheServersLastValueOnDisk() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            // Writes wait until the flush: by then the resource shows the refusal over the value it read.
+            let store = try launch(writeDelay: .seconds(60))
+            let post = store.resource(RemotePost.self, id: "42")
+            try await post.read("42")
+            backend.failNext(1, status: 422)
+            await #expect(throws: NetworkError.self) { try await post.update(Post(id: "42", title: "Refused")) }
+            #expect(post.state.error?.statusCode == 422)
+            await store.persistence?.flush()
+        }
+        let post = try launch().resource(RemotePost.self, id: "42")
+        #expect(post.state == .available(Post(id: "42", title: "Hello")))
+        #expect(post.isRestored)
     }
 
     @Test func wipeRollsBackAndForgetsEveryKeptChange() async throws {
