@@ -146,9 +146,14 @@ extension ListResource where Remote: Updatable, Remote.Value == Remote.Item {
     ) async throws(NetworkError) -> Item {
         let endpoint = try Remote.updateEndpoint(for: request)
         let session = session
+        // Kept offline only with an optimistic item: it names the item the update changes.
+        let outbox = showing.flatMap { showing in link?.outbox?.item(showing.id) }
         let outcome = try await mutate(optimistic: showing) { () async throws(NetworkError) -> Outcome in
-            let response = try await session.send(endpoint, as: Remote.UpdateResponse.self)
-            return .replaced(try Remote.value(fromUpdate: response))
+            try await OutboxLink.sendOrKeep(.update, showing: showing?.fact.value, endpoint, session, outbox) {
+                endpoint async throws(NetworkError) -> Outcome in
+                let response = try await session.send(endpoint, as: Remote.UpdateResponse.self)
+                return .replaced(try Remote.value(fromUpdate: response))
+            }
         }
         guard case .replaced(let item) = outcome else { throw .invalidRequest("update returned no item") }
         return item
@@ -178,10 +183,14 @@ extension ListResource where Remote: Deletable, Remote.Value == Remote.Item {
         let endpoint = try Remote.deleteEndpoint(for: request)
         let session = session
         let id = item.id
+        let outbox = link?.outbox?.item(id)
         _ = try await mutate(optimistic: optimistic ? (id, .removed) : nil) {
             () async throws(NetworkError) -> Outcome in
-            let response = try await session.send(endpoint, as: Remote.DeleteResponse.self)
-            return try Remote.value(fromDelete: response).map { .replaced($0) } ?? .removed(id)
+            try await OutboxLink.sendOrKeep(.delete, showing: nil, endpoint, session, outbox) {
+                endpoint async throws(NetworkError) -> Outcome in
+                let response = try await session.send(endpoint, as: Remote.DeleteResponse.self)
+                return try Remote.value(fromDelete: response).map { .replaced($0) } ?? .removed(id)
+            }
         }
     }
 }

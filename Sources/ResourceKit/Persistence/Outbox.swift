@@ -11,25 +11,28 @@ import Synchronization
 /// let store = ResourceStore(session: session, persistence: persistence)
 /// store.queueWhenOffline(RemotePost.self)            // at every launch, before the first change
 ///
-/// do {
+/// do {  // RemotePost: Readable & Updatable, read by the post's id
 ///     try await store.resource(RemotePost.self, id: id).update(edited, optimistic: edited)
-/// } catch where error.code == .queued {
+/// } catch {
+///     guard error.code == .queued else { throw error }
 ///     // kept: every holder shows `edited`, and `replay()` sends it when the server is back
 /// }
 /// await store.outbox?.replay()
 /// ```
 ///
-/// - **What is kept.** An update or delete through a store's resource, of a type given to
-///   ``ResourceStore/queueWhenOffline(_:)``, that fails because the server cannot be reached
+/// - **What is kept.** An update or delete through a store's resource of a type given to
+///   ``ResourceStore/queueWhenOffline(_:)``, or through a store's list of a type given to
+///   ``ResourceStore/queueWhenOffline(list:)``, that fails because the server cannot be reached
 ///   (``NetworkError/isUnreachable``), and every later change of an item that still has one kept. The call
 ///   throws ``NetworkError/queued(_:)`` once the change is stored durably; from then on it survives a crash.
 /// - **Shown everywhere.** Every resource and list holding the item shows the change (an update's optimistic
 ///   value, a deletion's absence) over the server's value until it lands or is rolled back, in objects made
 ///   later too, and after a restart once the type is given again.
 /// - **Replay.** ``replay()`` sends the kept changes in the order they were made, one at a time, each with
-///   its ``PendingChange/id`` as `Idempotency-Key`. A change that lands is shown as the server answered. An
-///   unreachable server, a `408`, `429` or `5xx` stops the replay and keeps the rest for the next one. Any
-///   other error is a refusal: the change is rolled back in every holder and reported on ``failures()``, and
+///   its ``PendingChange/id`` as `Idempotency-Key` (the key its first attempt was sent with). A change that
+///   lands is shown as the server answered (one whose answer does not decode has landed, and is read again).
+///   An unreachable server, a `401`, `408`, `429` or any `5xx` stops the replay and keeps the rest for the
+///   next one. Any other error is a refusal: the change is rolled back in every holder and reported on ``failures()``, and
 ///   so is every later change of the same item (made on top of it); changes of other items go on. A deletion
 ///   answered `404` has landed (the item is gone).
 /// - **Seen and cancelled.** ``pending`` lists the changes, ``changes()`` streams the list, and
@@ -68,23 +71,33 @@ public final class Outbox: Sendable {
     /// One queue for the storage's calls, so that they reach it in order.
     private let io = DispatchQueue(label: "ResourceKit.Outbox", qos: .utility)
 
-    /// Reads the changes kept in `storage`; one that fails its checks is dropped.
+    /// Reads the changes kept in `storage`; one that fails its checks is dropped, one that cannot be read is
+    /// skipped (``lastError``), and new changes are numbered after every key found, so that none overwrites a
+    /// kept one.
     init(storage: any EntryStorage) {
         self.storage = storage
         var state = State()
+        // Never below the clock in microseconds: numbers stay increasing across launches even when the keys
+        // of the last one could not be listed.
+        var floor = UInt64(max(0, Date().timeIntervalSince1970 * 1e6))
         do throws(NetworkError) {
             let keys = try storage.allKeys().filter { $0.hasPrefix("change-") }.sorted()
             let decoder = JSONDecoder()
             for key in keys {
-                guard let entry = try storage.entry(for: key),
-                    let record = try? decoder.decode(OutboxRecord.self, from: entry.value)
-                else { continue }
-                state.records.append(record)
+                if let number = UInt64(key.dropFirst("change-".count)) { floor = max(floor, number) }
+                do throws(NetworkError) {
+                    guard let entry = try storage.entry(for: key),
+                        let record = try? decoder.decode(OutboxRecord.self, from: entry.value)
+                    else { continue }
+                    state.records.append(record)
+                } catch {
+                    state.lastError = error
+                }
             }
-            state.nextSequence = (state.records.map(\.sequence).max() ?? 0) + 1
         } catch {
             state.lastError = error
         }
+        state.nextSequence = max(floor, state.records.map(\.sequence).max() ?? 0) + 1
         self.state = Locked(state)
     }
 
@@ -93,8 +106,10 @@ public final class Outbox: Sendable {
     /// The kept changes, in the order they will be sent.
     public var pending: [PendingChange] { state.withLock { $0.records.map(\.change) } }
 
-    /// The error of the last call to the storage that failed: reading the kept changes at launch, or removing
-    /// one that landed (it is then sent again, with the same `Idempotency-Key`). `nil` when none failed.
+    /// The error of the last call to the storage, if it failed: reading the kept changes at launch, keeping a
+    /// change (the call then threw the server's error, not ``NetworkError/queued(_:)``), or removing one that
+    /// landed (it is then sent again at the next launch, with the same `Idempotency-Key`). `nil` when the last
+    /// call succeeded.
     public var lastError: NetworkError? { state.withLock { $0.lastError } }
 
     /// A stream of ``pending``: the list now, then the list after each change is kept, lands, is refused or
@@ -114,8 +129,8 @@ public final class Outbox: Sendable {
     }
 
     /// A stream of the changes that will not reach the server: refused on replay, or rolled back after the
-    /// refused change of their item. It keeps every failure until read, and ends when the reading task is
-    /// cancelled.
+    /// refused change of their item. It gets the failures from its making on (make it before you replay), keeps
+    /// each until read, and ends when the reading task is cancelled.
     public func failures() -> AsyncStream<OutboxFailure> {
         let (stream, continuation) = AsyncStream.makeStream(of: OutboxFailure.self)
         let id = state.withLock { state in
@@ -130,9 +145,10 @@ public final class Outbox: Sendable {
     }
 
     /// Sends the kept changes, in order, until none is left, the server is unreachable again, or the task is
-    /// cancelled; see ``Outbox`` for what each answer does. A call while a replay runs waits for it (which
-    /// also sends the changes kept meanwhile). Changes of types not given to
-    /// ``ResourceStore/queueWhenOffline(_:)`` in this run wait for a later one.
+    /// cancelled; see ``Outbox`` for what each answer does. It never throws: read ``pending``, ``failures()``
+    /// and ``lastError`` afterwards. A call while a replay runs waits for it (which also sends the changes kept
+    /// meanwhile); cancelling any caller's task stops the replay for all of them. Changes of types not given to
+    /// `queueWhenOffline` in this run are neither sent nor shown: they wait for a run that gives them.
     public func replay() async {
         let task = state.withLock { state -> Task<Void, Never> in
             if let running = state.replay { return running }
@@ -148,7 +164,7 @@ public final class Outbox: Sendable {
     }
 
     /// Replays now, then each time `signal` yields (the network came back, the app became active, a live
-    /// source reconnected), until it ends or the task is cancelled.
+    /// source reconnected), until it ends or the task is cancelled: run it in a task of its own.
     /// - Parameter signal: When to replay.
     public func replay<Signal: AsyncSequence & Sendable>(whenever signal: Signal) async {
         await replay()
@@ -232,9 +248,10 @@ public final class Outbox: Sendable {
 
     /// Keeps a change that could not reach the server, once it is stored durably; returns the error its call
     /// throws: ``NetworkError/queued(_:)``, or `original` when it could not be kept.
+    /// - Parameter key: The change's id: the `Idempotency-Key` its first attempt was sent with.
     func keep(
-        _ kind: PendingChange.Kind, remoteType: ObjectIdentifier, id: AnyHashable, value: (any Sendable)?,
-        endpoint: Endpoint, session: NetworkSession, original: NetworkError
+        _ kind: PendingChange.Kind, key: String, remoteType: ObjectIdentifier, id: AnyHashable,
+        value: (any Sendable)?, endpoint: Endpoint, session: NetworkSession, original: NetworkError
     ) async -> NetworkError {
         guard let lane = state.withLock({ $0.lanesByType[remoteType] }) else { return original }
         guard let (item, data) = lane.encode(id: id, value: value) else { return original }
@@ -249,7 +266,7 @@ public final class Outbox: Sendable {
             return state.nextSequence
         }
         let record = OutboxRecord(
-            sequence: sequence, id: UUID().uuidString, type: lane.name, kind: kind.name, item: item,
+            sequence: sequence, id: key, type: lane.name, kind: kind.name, item: item,
             itemDescription: "\(id.base)", value: kind == .delete ? nil : data, queuedAt: Date(),
             method: endpoint.method.rawValue, path: endpoint.path,
             query: endpoint.queryItems.map { .init(name: $0.name, value: $0.value) },
@@ -264,6 +281,7 @@ public final class Outbox: Sendable {
             state.withLock { $0.lastError = error }
             return original
         }
+        state.withLock { $0.lastError = nil }
         // Shown before it is listed: a replay can send it only once it is listed, so its layer never comes after
         // its landing.
         show(record, lane: lane)
@@ -320,25 +338,46 @@ public final class Outbox: Sendable {
             switch result {
             case .success(let answer):
                 await land(record, answer: answer, lane: lane, store: store)
-            case .failure(let error)
-            where error.isUnreachable || error.code == .cancelled
-                || [408, 429, 500, 502, 503, 504].contains(error.statusCode ?? 0):
+            case .failure(let error) where Self.triesLater(error):
                 state.withLock { $0.replay = nil }
                 return
+            case .failure(let error) where error.code == .decoding:
+                // The server took it (a 2xx) but its answer does not decode: landed, and read again.
+                await land(record, answer: nil, lane: lane, store: store)
             case .failure(let error):
                 await refuse(record, error: error, lane: lane)
             }
         }
     }
 
-    private func land(_ record: OutboxRecord, answer: any Sendable, lane: any OutboxLane, store: ResourceStore) async {
+    /// Whether an error on replay means "not now": the server unreachable, busy or failing (`408`, `429`, any
+    /// `5xx`), the replay cancelled, or the credentials refused (`401`, or a refresh that failed: the user signs
+    /// in again, and the changes are still theirs).
+    static func triesLater(_ error: NetworkError) -> Bool {
+        if error.isUnreachable || error.code == .cancelled || error.code == .authenticationFailed { return true }
+        guard let status = error.statusCode else { return false }
+        return status == 401 || status == 408 || status == 429 || (500...599).contains(status)
+    }
+
+    /// A change the server took: off the disk, then shown as answered (`answer` `nil`: an answer that did not
+    /// decode, so the item is marked stale and read again where it is observed).
+    private func land(_ record: OutboxRecord, answer: (any Sendable)?, lane: any OutboxLane, store: ResourceStore)
+        async
+    {
         do throws(NetworkError) {
             try await perform { storage throws(NetworkError) in try storage.removeEntries(for: [record.key]) }
+            state.withLock { $0.lastError = nil }
         } catch {
             // Landed, but still on disk: a later launch sends it again, with the same `Idempotency-Key`.
             state.withLock { $0.lastError = error }
         }
         state.withLock { state in state.records.removeAll { $0.id == record.id } }
+        guard let answer else {
+            unshow(record.id)
+            notify()
+            await lane.refresh(record, in: store)
+            return
+        }
         // The server's answer first, then the layer goes: no holder shows the value from before in between.
         lane.land(record, answer: answer, in: store)
         unshow(record.id)
@@ -348,10 +387,10 @@ public final class Outbox: Sendable {
     private func refuse(_ record: OutboxRecord, error: NetworkError, lane: any OutboxLane) async {
         let item = lane.itemKey(of: record)
         let dropped = state.withLock { state -> [OutboxRecord] in
+            // Later changes of the item, through any type (its resources' or its lists'), each read by its lane.
             let dropped = state.records.filter { other in
                 other.id == record.id
-                    || (other.sequence > record.sequence && other.type == record.type
-                        && lane.itemKey(of: other) == item)
+                    || (other.sequence > record.sequence && state.lanes[other.type]?.itemKey(of: other) == item)
             }
             let ids = Set(dropped.map(\.id))
             state.records.removeAll { ids.contains($0.id) }

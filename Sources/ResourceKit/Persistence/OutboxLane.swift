@@ -18,75 +18,85 @@ protocol OutboxLane: Sendable {
     func send(_ record: OutboxRecord, in session: NetworkSession) async throws(NetworkError) -> any Sendable
     /// Shows what the server answered to a change in every holder.
     func land(_ record: OutboxRecord, answer: any Sendable, in store: ResourceStore)
+    /// Marks a change's item stale, and reads it again where it is observed.
+    func refresh(_ record: OutboxRecord, in store: ResourceStore) async
 }
 
-struct TypedOutboxLane<Remote: Readable>: OutboxLane
-where Remote.Value: Identifiable & Codable, Remote.Value.ID: Codable & Sendable {
-    typealias Value = Remote.Value
-    typealias News = ItemNews<Value, Value.ID>
+/// The lane of a type whose items are `Item`: how its changes are encoded, shown, sent and landed.
+struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where Item.ID: Codable & Sendable {
+    typealias News = ItemNews<Item, Item.ID>
+    typealias Sender<Answer> = @Sendable (Endpoint, NetworkSession) async throws(NetworkError) -> Answer
 
-    let name = Remote.persistenceName
-    let remoteType = ObjectIdentifier(Remote.self)
-    /// How an update's answer becomes the value, where `Remote` is `Updatable`.
-    let update: (@Sendable (Endpoint, NetworkSession) async throws(NetworkError) -> Value)?
-    /// How a deletion's answer becomes the value (`nil`: gone), where `Remote` is `Deletable`.
-    let delete: (@Sendable (Endpoint, NetworkSession) async throws(NetworkError) -> Value?)?
+    let name: String
+    let remoteType: ObjectIdentifier
+    /// How an update's answer becomes the item, where the type is `Updatable`.
+    let update: Sender<Item>?
+    /// How a deletion's answer becomes the item (`nil`: gone), where the type is `Deletable`.
+    let delete: Sender<Item?>?
+    /// Shows a landed change in every holder, as a push of the type would be.
+    let apply: @Sendable (ResourceStore, LiveChange<Item>) -> Void
 
-    init() {
+    /// The lane of a `Readable` type (changes through its resources).
+    init<Remote: Readable>(resources type: Remote.Type) where Remote.Value == Item {
+        name = Remote.persistenceName
+        remoteType = ObjectIdentifier(Remote.self)
         update = (Remote.self as? any Updatable.Type).map { Self.updater($0) }
         delete = (Remote.self as? any Deletable.Type).map { Self.deleter($0) }
+        apply = { store, change in store.apply(change, as: Remote.self) }
     }
 
-    private static func updater<U: Updatable>(_ type: U.Type)
-        -> @Sendable (Endpoint, NetworkSession)
-        async throws(NetworkError) -> Value
-    {
+    /// The lane of a `Listable` type (changes through its lists).
+    init<Remote: Listable>(lists type: Remote.Type) where Remote.Item == Item {
+        name = "list:" + String(reflecting: Remote.self)
+        remoteType = ObjectIdentifier(Remote.self)
+        update = (Remote.self as? any Updatable.Type).map { Self.updater($0) }
+        delete = (Remote.self as? any Deletable.Type).map { Self.deleter($0) }
+        // By item type: what a list holds is its items, whatever `Remote.Value` says.
+        apply = { store, change in store.apply(change, as: ItemsOf<Item>.self) }
+    }
+
+    private static func updater<U: Updatable>(_ type: U.Type) -> Sender<Item> {
         { endpoint, session throws(NetworkError) in
             let response = try await session.send(endpoint, as: U.UpdateResponse.self)
-            guard let value = try U.value(fromUpdate: response) as? Value else {
-                throw .invalidResponse("\(U.self)'s update answered another type than \(Value.self)")
+            guard let item = try U.value(fromUpdate: response) as? Item else {
+                throw .invalidResponse("\(U.self)'s update answered another type than \(Item.self)")
             }
-            return value
+            return item
         }
     }
 
-    private static func deleter<D: Deletable>(_ type: D.Type)
-        -> @Sendable (Endpoint, NetworkSession)
-        async throws(NetworkError) -> Value?
-    {
+    private static func deleter<D: Deletable>(_ type: D.Type) -> Sender<Item?> {
         { endpoint, session throws(NetworkError) in
             let response = try await session.send(endpoint, as: D.DeleteResponse.self)
-            return try D.value(fromDelete: response) as? Value
+            return try D.value(fromDelete: response) as? Item
         }
     }
 
     func encode(id: AnyHashable, value: (any Sendable)?) -> (item: Data, value: Data?)? {
-        guard let id = id.base as? Value.ID, let item = try? JSONEncoder().encode(id) else { return nil }
+        guard let id = id.base as? Item.ID, let item = try? JSONEncoder().encode(id) else { return nil }
         guard let value else { return (item, nil) }
-        guard let value = value as? Value, let data = try? JSONEncoder().encode(value) else { return nil }
+        guard let value = value as? Item, let data = try? JSONEncoder().encode(value) else { return nil }
         return (item, data)
     }
 
-    private func id(of record: OutboxRecord) -> Value.ID? {
-        try? JSONDecoder().decode(Value.ID.self, from: record.item)
-    }
+    private func id(of record: OutboxRecord) -> Item.ID? { try? JSONDecoder().decode(Item.ID.self, from: record.item) }
 
     func itemKey(of record: OutboxRecord) -> StoreKey? {
-        id(of: record).map { StoreKey(type: ObjectIdentifier(Value.self), id: AnyHashable($0)) }
+        id(of: record).map { StoreKey(type: ObjectIdentifier(Item.self), id: AnyHashable($0)) }
     }
 
     func layer(of record: OutboxRecord, token: LayerToken) -> (item: StoreKey, news: any Sendable)? {
         guard let id = id(of: record) else { return nil }
-        let fact: ItemFact<Value>
+        let fact: ItemFact<Item>
         if record.isDeletion {
             fact = .removed
         } else {
-            guard let data = record.value, let value = try? JSONDecoder().decode(Value.self, from: data) else {
+            guard let data = record.value, let value = try? JSONDecoder().decode(Item.self, from: data) else {
                 return nil
             }
             fact = .value(value)
         }
-        return (StoreKey(type: ObjectIdentifier(Value.self), id: AnyHashable(id)), News.layer(id, token: token, fact))
+        return (StoreKey(type: ObjectIdentifier(Item.self), id: AnyHashable(id)), News.layer(id, token: token, fact))
     }
 
     func publish(_ layer: any Sendable, in store: ResourceStore) {
@@ -101,22 +111,33 @@ where Remote.Value: Identifiable & Codable, Remote.Value.ID: Codable & Sendable 
 
     func send(_ record: OutboxRecord, in session: NetworkSession) async throws(NetworkError) -> any Sendable {
         if record.isDeletion {
-            guard let delete else { throw .invalidRequest("\(Remote.self) is not Deletable") }
+            guard let delete else { throw .invalidRequest("\(name) is not Deletable") }
             do {
                 return try await delete(record.endpoint, session)
             } catch  where error.statusCode == 404 {
                 // Already gone: the deletion landed (an earlier attempt, or someone else).
-                return Value?.none
+                return Item?.none
             }
         }
-        guard let update else { throw .invalidRequest("\(Remote.self) is not Updatable") }
+        guard let update else { throw .invalidRequest("\(name) is not Updatable") }
         return Optional(try await update(record.endpoint, session))
     }
 
     func land(_ record: OutboxRecord, answer: any Sendable, in store: ResourceStore) {
-        guard let id = id(of: record), let answer = answer as? Value? else { return }
-        store.apply(answer.map { .updated($0) } ?? .deleted(id), as: Remote.self)
+        guard let id = id(of: record), let answer = answer as? Item? else { return }
+        apply(store, answer.map { .updated($0) } ?? .deleted(id))
     }
+
+    func refresh(_ record: OutboxRecord, in store: ResourceStore) async {
+        guard let id = id(of: record) else { return }
+        await store.invalidate(ItemsOf<Item>.self, id: id)
+    }
+}
+
+/// The remote type of a list's items when a landed change is applied by item type: no versions, so ranks order
+/// the change.
+struct ItemsOf<Item: Sendable>: RemoteResource {
+    typealias Value = Item
 }
 
 extension ResourceStore {
@@ -127,6 +148,16 @@ extension ResourceStore {
     /// - Parameter type: The remote type; its value and id must be `Codable`, to be kept on disk.
     public func queueWhenOffline<Remote: Readable>(_ type: Remote.Type)
     where Remote.Value: Identifiable & Codable, Remote.Value.ID: Codable & Sendable {
-        outbox?.register(TypedOutboxLane<Remote>())
+        outbox?.register(ItemOutboxLane(resources: Remote.self))
+    }
+
+    /// Keeps the optimistic updates and the deletes made through the store's lists of `type` that fail because
+    /// the server is unreachable in the ``outbox``, as ``queueWhenOffline(_:)`` does for resources: see
+    /// ``Outbox``. An update without an `optimistic` item is not kept (the list cannot tell which item it
+    /// changes).
+    /// - Parameter type: The remote list type; its items and their ids must be `Codable`.
+    public func queueWhenOffline<Remote: Listable>(list type: Remote.Type)
+    where Remote.Item: Codable, Remote.Item.ID: Codable {
+        outbox?.register(ItemOutboxLane(lists: Remote.self))
     }
 }

@@ -136,8 +136,8 @@ extension Resource where Remote: Updatable {
         let session = session
         let outbox = link?.outbox
         let outcome = try await mutate(optimistic: showing) { () async throws(NetworkError) -> Outcome in
-            try await Self.sendOrKeep(.update, showing: showing?.value, endpoint, session, outbox) {
-                () async throws(NetworkError) -> Outcome in
+            try await OutboxLink.sendOrKeep(.update, showing: showing?.value, endpoint, session, outbox) {
+                endpoint async throws(NetworkError) -> Outcome in
                 let response = try await session.send(endpoint, as: Remote.UpdateResponse.self)
                 return .value(try Remote.value(fromUpdate: response))
             }
@@ -187,8 +187,8 @@ extension Resource where Remote: Deletable {
         let outbox = link?.outbox
         let outcome = try await mutate(optimistic: optimistic ? .removed : nil) {
             () async throws(NetworkError) -> Outcome in
-            try await Self.sendOrKeep(.delete, showing: nil, endpoint, session, outbox) {
-                () async throws(NetworkError) -> Outcome in
+            try await OutboxLink.sendOrKeep(.delete, showing: nil, endpoint, session, outbox) {
+                endpoint async throws(NetworkError) -> Outcome in
                 let response = try await session.send(endpoint, as: Remote.DeleteResponse.self)
                 return try Remote.value(fromDelete: response).map { .value($0) } ?? .removed
             }
@@ -227,31 +227,6 @@ extension Resource {
             }
         }
         return try result.get()
-    }
-
-    /// Sends a change; in a store whose outbox keeps `Remote`'s changes, keeps it instead when the server is
-    /// unreachable, or at once when an earlier change of the item is kept (so that the two reach the server
-    /// in order). A kept change throws ``NetworkError/queued(_:)``.
-    static func sendOrKeep(
-        _ kind: PendingChange.Kind, showing value: Value?, _ endpoint: Endpoint, _ session: NetworkSession,
-        _ outbox: OutboxLink?, _ send: () async throws(NetworkError) -> Outcome
-    ) async throws(NetworkError) -> Outcome {
-        guard let outbox, outbox.outbox.accepts(outbox.remoteType) else { return try await send() }
-        func keep(after error: NetworkError) async -> NetworkError {
-            await outbox.outbox.keep(
-                kind, remoteType: outbox.remoteType, id: outbox.item.id, value: value, endpoint: endpoint,
-                session: session, original: error)
-        }
-        if outbox.outbox.holdsChanges(of: outbox.item) {
-            throw await keep(
-                after: .invalidRequest(
-                    "an earlier change of this item waits in the outbox, and this one could not be kept"))
-        }
-        do {
-            return try await send()
-        } catch  where error.isUnreachable {
-            throw await keep(after: error)
-        }
     }
 
     @inlinable static func value(of outcome: Outcome) throws(NetworkError) -> Value {

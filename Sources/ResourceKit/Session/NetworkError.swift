@@ -181,7 +181,8 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
     public static func file(_ detail: String) -> NetworkError { NetworkError(kind: .file(detail)) }
 
     /// A change made while the server was unreachable was kept in the store's ``Outbox``: every holder of
-    /// the item shows it, and ``Outbox/replay()`` sends it later.
+    /// the item shows it (an update made with an optimistic value, or a deletion), and ``Outbox/replay()``
+    /// sends it later.
     /// - Parameter change: The ``PendingChange/id`` of the kept change (its `Idempotency-Key`).
     public static func queued(_ change: String) -> NetworkError { NetworkError(kind: .queued(change)) }
 

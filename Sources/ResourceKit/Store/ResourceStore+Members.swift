@@ -1,3 +1,5 @@
+import Foundation
+
 /// How a store's resource reaches its store; made where the item's id type is known.
 ///
 /// The closures hold the store strongly: a member keeps its store alive, so news keeps flowing between the
@@ -19,12 +21,58 @@
     var outbox: OutboxLink? = nil
 }
 
-/// How a store's resource reaches the store's outbox.
+/// How a store's resource or list reaches the store's outbox.
 struct OutboxLink: Sendable {
     let outbox: Outbox
     let remoteType: ObjectIdentifier
-    /// The item: its value type and id.
-    let item: StoreKey
+    /// The item: its value type and id (for a list, the id of the change's item).
+    var item: StoreKey
+
+    /// The same link for item `id` of a list.
+    func item(_ id: some Hashable & Sendable) -> OutboxLink {
+        var link = self
+        link.item.id = AnyHashable(id)
+        return link
+    }
+
+    /// Sends a change; when the outbox keeps `remoteType`'s changes, sends it with a fresh `Idempotency-Key` and
+    /// keeps it under that key when the server is unreachable, or keeps it at once when an earlier change of
+    /// the item is kept (so that the two reach the server in order). A kept change throws
+    /// ``NetworkError/queued(_:)``. A change of a type the outbox does not keep fails while one of its item is
+    /// kept, rather than overtake it.
+    static func sendOrKeep<Outcome>(
+        _ kind: PendingChange.Kind, showing value: (any Sendable)?, _ endpoint: Endpoint, _ session: NetworkSession,
+        _ link: OutboxLink?, _ send: (Endpoint) async throws(NetworkError) -> Outcome
+    ) async throws(NetworkError) -> Outcome {
+        guard let link else { return try await send(endpoint) }
+        guard link.outbox.accepts(link.remoteType) else {
+            if link.outbox.holdsChanges(of: link.item) {
+                throw .invalidRequest(
+                    "an earlier change of this item waits in the outbox, and changes of this type are not kept "
+                        + "(queueWhenOffline): sent now, this one would reach the server before it")
+            }
+            return try await send(endpoint)
+        }
+        // The key of the first attempt is the key of every later one: a change the server took before the
+        // connection dropped is not applied twice by a server that honours the header.
+        let key = UUID().uuidString
+        let keyed = endpoint.setting(header: "Idempotency-Key", to: key)
+        func keep(after error: NetworkError) async -> NetworkError {
+            await link.outbox.keep(
+                kind, key: key, remoteType: link.remoteType, id: link.item.id, value: value, endpoint: keyed,
+                session: session, original: error)
+        }
+        if link.outbox.holdsChanges(of: link.item) {
+            throw await keep(
+                after: .invalidRequest(
+                    "an earlier change of this item waits in the outbox, and this one could not be kept"))
+        }
+        do {
+            return try await send(keyed)
+        } catch  where error.isUnreachable {
+            throw await keep(after: error)
+        }
+    }
 }
 
 /// How a store's list reaches its store.
@@ -36,6 +84,8 @@ struct ListLink<Remote: Listable>: Sendable {
     /// Queues the items the list shows for its store's persistence, after they may have changed; `nil` when the
     /// store persists nothing or the items are not `Codable`.
     var persist: (@Sendable (ListResource<Remote>) -> Void)? = nil
+    /// Where its changes go when the server is unreachable, when its store has an outbox.
+    var outbox: OutboxLink? = nil
     /// Whether the items the list started from came from the store's persistence.
     var isRestored = false
     /// When they were loaded, on the session's clock (`nil` when that is unknown).
@@ -253,6 +303,10 @@ extension ResourceStore {
             restored = restoreList(hooks, from: persistence)
         }
         if let hooks, let persistence { link.persist = Self.listPersister(hooks, persistence) }
+        if let outbox {
+            // The item is filled in per change: a list holds many.
+            link.outbox = OutboxLink(outbox: outbox, remoteType: key.type, item: StoreKey(type: itemType, id: 0))
+        }
         return withRegistry { registry in
             if let existing = registry.lists[key]?.object as? ListResource<Remote> { return existing }
             made = true

@@ -110,6 +110,7 @@ import Testing
             let session = NetworkSession(baseURL: "http://test.local/api", transport: backend, timeLimit: nil)
             let store = ResourceStore(session: session, persistence: persistence)
             store.queueWhenOffline(RemotePost.self)
+            store.queueWhenOffline(list: RemoteFeed.self)
             return store
         }
         var store = try launch()
@@ -131,11 +132,20 @@ import Testing
                 log.append("update \(id) → \(title)")
                 model.make(.update(id, title: title))
                 let value = Post(id: id, title: title)
-                _ = try? await resource.update(value, optimistic: value)
+                // Through the item's resource or through the list: one outbox, one order per item.
+                if random.next() % 2 == 0 {
+                    _ = try? await resource.update(value, optimistic: value)
+                } else {
+                    _ = try? await feed.update(value, optimistic: value)
+                }
             case 35..<50:
                 log.append("delete \(id)")
                 model.make(.delete(id))
-                _ = try? await resource.delete(Post(id: id, title: ""), optimistic: true)
+                if random.next() % 2 == 0 {
+                    _ = try? await resource.delete(Post(id: id, title: ""), optimistic: true)
+                } else {
+                    try? await feed.delete(Post(id: id, title: ""), optimistic: true)
+                }
             case 50..<62:
                 model.reachable.toggle()
                 backend.isReachable = model.reachable

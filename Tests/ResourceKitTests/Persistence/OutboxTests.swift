@@ -377,6 +377,162 @@ final class FlakyRemovals: EntryStorage {
         #expect(post.isRestored == false)
     }
 
+    @Test func changesThroughAListAreKeptWhenItsTypeIsGiven() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var ids: [String] = []
+        do {
+            let store = try launch(registers: false)
+            store.queueWhenOffline(list: RemoteFeed.self)
+            let feed = store.list(RemoteFeed.self, request: "all")
+            let post = store.resource(RemotePost.self, id: "42")
+            _ = try await feed.loadFirstPage()
+            try await post.read("42")
+            backend.isReachable = false
+            let edited = Post(id: "42", title: "Edited in the list")
+            ids.append(
+                try await expectQueued { () async throws(NetworkError) in
+                    _ = try await feed.update(edited, optimistic: edited)
+                })
+            ids.append(
+                try await expectQueued { () async throws(NetworkError) in
+                    try await feed.delete(Post(id: "44", title: "Gone soon"), optimistic: true)
+                })
+            // Without an optimistic item the list cannot say which item an update changes: not kept.
+            await #expect(throws: NetworkError.self) { try await feed.update(Post(id: "43", title: "Lost")) }
+            // A change through a resource of a type not given is not kept either.
+            await #expect(throws: NetworkError.self) { try await post.update(edited, optimistic: edited) }
+            #expect(post.state.value == edited)
+            #expect(feed.items.map(\.id) == ["42", "43"])
+            #expect(
+                store.outbox?.pending.map(\.typeName) == [
+                    "list:ResourceKitTests.RemoteFeed", "list:ResourceKitTests.RemoteFeed",
+                ])
+            await store.persistence?.flush()
+        }
+        let store = try launch(registers: false)
+        store.queueWhenOffline(list: RemoteFeed.self)
+        let feed = store.list(RemoteFeed.self, request: "all")
+        #expect(store.outbox?.pending.map(\.id) == ids)
+        #expect(feed.items.first?.title == "Edited in the list")
+        #expect(!feed.items.contains { $0.id == "44" })
+        backend.isReachable = true
+        await store.outbox?.replay()
+        #expect(store.outbox?.pending.isEmpty == true)
+        #expect(try serverPost("42")?.title == "Edited in the list")
+        #expect(try serverPost("44") == nil)
+        #expect(writes.map(\.method) == [.patch, .delete])
+        #expect(try await feed.refresh().map(\.id) == ["42", "43"])
+    }
+
+    @Test func theFirstAttemptCarriesTheKeyItIsKeptUnder() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try launch()
+        let post = store.resource(RemotePost.self, id: "42")
+        try await post.read("42")
+        // The connection drops after the request left: logged by the server, kept by the client.
+        backend.injectFault(.dropConnection)
+        let edited = Post(id: "42", title: "Maybe applied")
+        let id = try await expectQueued { () async throws(NetworkError) in
+            _ = try await post.update(edited, optimistic: edited)
+        }
+        #expect(writes.map { $0.headers["Idempotency-Key"] } == [id])
+        await store.outbox?.replay()
+        #expect(writes.map { $0.headers["Idempotency-Key"] } == [id, id])
+        #expect(try serverPost("42")?.title == "Maybe applied")
+    }
+
+    @Test func onReplayA401OrAny5xxKeepsTheChangeAndAnUndecodableAnswerLandsAndIsReadAgain() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try launch()
+        let post = store.resource(RemotePost.self, id: "42")
+        let observing = post.states
+        try await post.read("42")
+        backend.isReachable = false
+        let edited = Post(id: "42", title: "Kept")
+        _ = try await expectQueued { () async throws(NetworkError) in
+            _ = try await post.update(edited, optimistic: edited)
+        }
+        backend.isReachable = true
+        for status in [401, 501, 507] {
+            backend.failNext(1, status: status)
+            await store.outbox?.replay()
+            #expect(store.outbox?.pending.count == 1, "after a \(status)")
+            #expect(post.state.value == edited)
+        }
+        // The server takes it, but its answer does not decode: landed, and the observed resource reads it again.
+        backend.injectFault(.malformedBody)
+        let reads = backend.requestLog.filter { $0.method == .get }.count
+        await store.outbox?.replay()
+        #expect(store.outbox?.pending.isEmpty == true)
+        #expect(try serverPost("42")?.title == "Kept")
+        #expect(backend.requestLog.filter { $0.method == .get }.count == reads + 1)
+        #expect(post.state == .available(edited))
+        _ = observing
+    }
+
+    @Test func aChangeOfATypeNotKeptFailsWhileOneOfItsItemIsKept() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try launch()
+        let post = store.resource(RemotePost.self, id: "42")
+        try await post.read("42")
+        backend.isReachable = false
+        let edited = Post(id: "42", title: "Kept")
+        _ = try await expectQueued { () async throws(NetworkError) in
+            _ = try await post.update(edited, optimistic: edited)
+        }
+        backend.isReachable = true
+        // Through a list whose type is not kept: it would overtake the kept change, so it fails, unsent.
+        let feed = store.list(RemoteFeed.self, request: "all")
+        let overtaking = Post(id: "42", title: "Overtaking")
+        let error = await #expect(throws: NetworkError.self) {
+            try await feed.update(overtaking, optimistic: overtaking)
+        }
+        #expect(error?.code == .invalidRequest)
+        #expect(writes.isEmpty)
+        // Another item goes through.
+        try await feed.update(Post(id: "43", title: "Fine"))
+        #expect(writes.count == 1)
+    }
+
+    @Test func anOutboxWhoseKeysCannotBeListedNeverOverwritesAKeptChange() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        final class UnlistableOnce: EntryStorage {
+            let base: FileEntryStorage
+            let fails = Mutex(true)
+            init(_ base: FileEntryStorage) { self.base = base }
+            func entry(for key: String) throws(NetworkError) -> PersistedEntry? { try base.entry(for: key) }
+            func store(_ entries: [PersistedEntry]) throws(NetworkError) { try base.store(entries) }
+            func removeEntries(for keys: [String]) throws(NetworkError) { try base.removeEntries(for: keys) }
+            func removeAll() throws(NetworkError) { try base.removeAll() }
+            func allKeys() throws(NetworkError) -> [String] {
+                if fails.withLock({ $0 }) { throw .file("the directory cannot be read now") }
+                return try base.allKeys()
+            }
+        }
+        let outboxDirectory = directory.appendingPathComponent("outbox")
+        do {
+            let store = try launch()
+            try await store.resource(RemotePost.self, id: "42").read("42")
+            backend.isReachable = false
+            let edited = Post(id: "42", title: "First")
+            _ = try await expectQueued { () async throws(NetworkError) in
+                _ = try await store.resource(RemotePost.self, id: "42").update(edited, optimistic: edited)
+            }
+        }
+        let storage = UnlistableOnce(try FileEntryStorage(directory: outboxDirectory, maximumBytes: .max))
+        let store = try launch(outbox: storage)
+        #expect(store.outbox?.pending.isEmpty == true)
+        #expect(store.outbox?.lastError?.code == .file)
+        let second = Post(id: "43", title: "Second")
+        _ = try await expectQueued { () async throws(NetworkError) in
+            _ = try await store.resource(RemotePost.self, id: "43").update(second, optimistic: second)
+        }
+        storage.fails.withLock { $0 = false }
+        #expect(try storage.allKeys().count == 2)
+        let next = try launch()
+        #expect(next.outbox?.pending.map(\.itemID) == ["42", "43"])
+    }
+
     @Test func aRefusedChangeLeavesTheServersLastValueOnDisk() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         do {
