@@ -104,11 +104,15 @@ extension ListResource where Remote: Creatable, Remote.Value == Remote.Item {
     public func create(_ request: Remote.CreateRequest) async throws(NetworkError) -> Item {
         let endpoint = try Remote.createEndpoint(for: request)
         let session = session
+        let outbox = link?.outbox?.creating
         let outcome = try await mutate { () async throws(NetworkError) -> Outcome in
-            // The response first, in a statement of its own: under -O, Swift 6.3.1 can lose a value evaluated
-            // before a `try await` in the same expression.
-            let response = try await session.send(endpoint, as: Remote.CreateResponse.self)
-            return .inserted(try Remote.value(fromCreate: response))
+            try await OutboxLink.sendOrKeep(.create, showing: nil, endpoint, session, outbox) {
+                endpoint async throws(NetworkError) -> Outcome in
+                // The response first, in a statement of its own: under -O, Swift 6.3.1 can lose a value
+                // evaluated before a `try await` in the same expression.
+                let response = try await session.send(endpoint, as: Remote.CreateResponse.self)
+                return .inserted(try Remote.value(fromCreate: response))
+            }
         }
         guard case .inserted(let item) = outcome else { throw .invalidRequest("create returned no item") }
         return item

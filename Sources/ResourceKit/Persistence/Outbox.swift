@@ -21,13 +21,13 @@ import Synchronization
 /// ```
 ///
 /// - **What is kept.** An update or delete through a store's resource of a type given to
-///   ``ResourceStore/queueWhenOffline(_:)``, or through a store's list of a type given to
-///   ``ResourceStore/queueWhenOffline(list:)``, that fails because the server cannot be reached
+///   ``ResourceStore/queueWhenOffline(_:)``, or a create, update or delete through a store's list of a type
+///   given to ``ResourceStore/queueWhenOffline(list:)``, that fails because the server cannot be reached
 ///   (``NetworkError/isUnreachable``), and every later change of an item that still has one kept. The call
 ///   throws ``NetworkError/queued(_:)`` once the change is stored durably; from then on it survives a crash.
 /// - **Shown everywhere.** Every resource and list holding the item shows the change (an update's optimistic
 ///   value, a deletion's absence) over the server's value until it lands or is rolled back, in objects made
-///   later too, and after a restart once the type is given again.
+///   later too, and after a restart once the type is given again. A kept create shows nowhere until it lands.
 /// - **Replay.** ``replay()`` sends the kept changes in the order they were made, one at a time, each with
 ///   its ``PendingChange/id`` as `Idempotency-Key` (the key its first attempt was sent with). A change that
 ///   lands is shown as the server answered (one whose answer does not decode has landed, and is read again).
@@ -250,11 +250,13 @@ public final class Outbox: Sendable {
     /// throws: ``NetworkError/queued(_:)``, or `original` when it could not be kept.
     /// - Parameter key: The change's id: the `Idempotency-Key` its first attempt was sent with.
     func keep(
-        _ kind: PendingChange.Kind, key: String, remoteType: ObjectIdentifier, id: AnyHashable,
+        _ kind: PendingChange.Kind, key: String, remoteType: ObjectIdentifier, id: AnyHashable?,
         value: (any Sendable)?, endpoint: Endpoint, session: NetworkSession, original: NetworkError
     ) async -> NetworkError {
         guard let lane = state.withLock({ $0.lanesByType[remoteType] }) else { return original }
-        guard let (item, data) = lane.encode(id: id, value: value) else { return original }
+        // A create has no item yet: nothing to name, nothing to show.
+        let encoded = id.map { lane.encode(id: $0, value: value) } ?? (item: Data(), value: nil)
+        guard let (item, data) = encoded else { return original }
         let frozen: (body: Data, contentType: String)?
         do throws(NetworkError) {
             frozen = try endpoint.body.map { body throws(NetworkError) in try session.encodeBody(body) }
@@ -267,7 +269,7 @@ public final class Outbox: Sendable {
         }
         let record = OutboxRecord(
             sequence: sequence, id: key, type: lane.name, kind: kind.name, item: item,
-            itemDescription: "\(id.base)", value: kind == .delete ? nil : data, queuedAt: Date(),
+            itemDescription: id.map { "\($0.base)" } ?? "", value: kind == .delete ? nil : data, queuedAt: Date(),
             method: endpoint.method.rawValue, path: endpoint.path,
             query: endpoint.queryItems.map { .init(name: $0.name, value: $0.value) },
             headers: endpoint.headers.map { .init(name: $0.name, value: $0.value) }, body: frozen?.body,
@@ -389,8 +391,10 @@ public final class Outbox: Sendable {
         let dropped = state.withLock { state -> [OutboxRecord] in
             // Later changes of the item, through any type (its resources' or its lists'), each read by its lane.
             let dropped = state.records.filter { other in
-                other.id == record.id
-                    || (other.sequence > record.sequence && state.lanes[other.type]?.itemKey(of: other) == item)
+                guard other.id != record.id else { return true }
+                // A create names no item: nothing depends on it.
+                guard let item, other.sequence > record.sequence else { return false }
+                return state.lanes[other.type]?.itemKey(of: other) == item
             }
             let ids = Set(dropped.map(\.id))
             state.records.removeAll { ids.contains($0.id) }

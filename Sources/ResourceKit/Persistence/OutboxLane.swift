@@ -33,6 +33,8 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
     let update: Sender<Item>?
     /// How a deletion's answer becomes the item (`nil`: gone), where the type is `Deletable`.
     let delete: Sender<Item?>?
+    /// How a create's answer becomes the new item, where the type is `Creatable` (lists only).
+    var create: Sender<Item>? = nil
     /// Shows a landed change in every holder, as a push of the type would be.
     let apply: @Sendable (ResourceStore, LiveChange<Item>) -> Void
 
@@ -51,6 +53,7 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
         remoteType = ObjectIdentifier(Remote.self)
         update = (Remote.self as? any Updatable.Type).map { Self.updater($0) }
         delete = (Remote.self as? any Deletable.Type).map { Self.deleter($0) }
+        create = (Remote.self as? any Creatable.Type).map { Self.creator($0) }
         // By item type: what a list holds is its items, whatever `Remote.Value` says.
         apply = { store, change in store.apply(change, as: ItemsOf<Item>.self) }
     }
@@ -60,6 +63,16 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
             let response = try await session.send(endpoint, as: U.UpdateResponse.self)
             guard let item = try U.value(fromUpdate: response) as? Item else {
                 throw .invalidResponse("\(U.self)'s update answered another type than \(Item.self)")
+            }
+            return item
+        }
+    }
+
+    private static func creator<C: Creatable>(_ type: C.Type) -> Sender<Item> {
+        { endpoint, session throws(NetworkError) in
+            let response = try await session.send(endpoint, as: C.CreateResponse.self)
+            guard let item = try C.value(fromCreate: response) as? Item else {
+                throw .invalidResponse("\(C.self)'s create answered another type than \(Item.self)")
             }
             return item
         }
@@ -110,6 +123,10 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
     }
 
     func send(_ record: OutboxRecord, in session: NetworkSession) async throws(NetworkError) -> any Sendable {
+        if record.isCreation {
+            guard let create else { throw .invalidRequest("\(name) is not Creatable") }
+            return Optional(try await create(record.endpoint, session))
+        }
         if record.isDeletion {
             guard let delete else { throw .invalidRequest("\(name) is not Deletable") }
             do {
@@ -124,12 +141,22 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
     }
 
     func land(_ record: OutboxRecord, answer: any Sendable, in store: ResourceStore) {
-        guard let id = id(of: record), let answer = answer as? Item? else { return }
+        guard let answer = answer as? Item? else { return }
+        if record.isCreation {
+            // Placed in each list as a create in the store is (`placement(ofCreated:in:)`).
+            if let item = answer { apply(store, .created(item)) }
+            return
+        }
+        guard let id = id(of: record) else { return }
         apply(store, answer.map { .updated($0) } ?? .deleted(id))
     }
 
     func refresh(_ record: OutboxRecord, in store: ResourceStore) async {
-        guard let id = id(of: record) else { return }
+        guard let id = id(of: record) else {
+            // A create whose answer did not decode: its lists load again.
+            await store.invalidate(ItemsOf<Item>.self)
+            return
+        }
         await store.invalidate(ItemsOf<Item>.self, id: id)
     }
 }
@@ -151,10 +178,11 @@ extension ResourceStore {
         outbox?.register(ItemOutboxLane(resources: Remote.self))
     }
 
-    /// Keeps the optimistic updates and the deletes made through the store's lists of `type` that fail because
-    /// the server is unreachable in the ``outbox``, as ``queueWhenOffline(_:)`` does for resources: see
-    /// ``Outbox``. An update without an `optimistic` item is not kept (the list cannot tell which item it
-    /// changes).
+    /// Keeps the creates, the optimistic updates and the deletes made through the store's lists of `type` that
+    /// fail because the server is unreachable in the ``outbox``, as ``queueWhenOffline(_:)`` does for
+    /// resources: see ``Outbox``. An update without an `optimistic` item is not kept (the list cannot tell which
+    /// item it changes). A kept create shows nowhere until it lands (the item has no id before the server gives
+    /// one); then the lists place it as they place any create.
     /// - Parameter type: The remote list type; its items and their ids must be `Codable`.
     public func queueWhenOffline<Remote: Listable>(list type: Remote.Type)
     where Remote.Item: Codable, Remote.Item.ID: Codable {

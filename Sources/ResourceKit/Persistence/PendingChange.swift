@@ -7,13 +7,15 @@ public struct PendingChange: Sendable, Identifiable, Hashable, CustomStringConve
     /// A struct with static members, so that a later release can add kinds without breaking a `switch` in
     /// your code.
     public struct Kind: Sendable, Hashable, CustomStringConvertible {
-        /// The kind's name: `update` or `delete`.
+        /// The kind's name: `update`, `delete` or `create`.
         public let name: String
         init(_ name: String) { self.name = name }
         /// An update of the item.
         public static let update = Kind("update")
         /// A deletion of the item.
         public static let delete = Kind("delete")
+        /// A creation of an item (through a list): it names no item until the server makes one.
+        public static let create = Kind("create")
         /// The kind's name.
         public var description: String { name }
     }
@@ -26,7 +28,7 @@ public struct PendingChange: Sendable, Identifiable, Hashable, CustomStringConve
     public let kind: Kind
     /// The ``Readable/persistenceName`` of its `Remote` type.
     public let typeName: String
-    /// Its item's id, as text.
+    /// Its item's id, as text; empty for a create.
     public let itemID: String
     /// When it was kept, on the wall clock.
     public let queuedAt: Date
@@ -88,10 +90,11 @@ struct OutboxRecord: Codable, Sendable {
     }
 
     var isDeletion: Bool { kind == PendingChange.Kind.delete.name }
+    var isCreation: Bool { kind == PendingChange.Kind.create.name }
 
     var change: PendingChange {
         PendingChange(
-            id: id, sequence: sequence, kind: isDeletion ? .delete : .update, typeName: type,
+            id: id, sequence: sequence, kind: isDeletion ? .delete : isCreation ? .create : .update, typeName: type,
             itemID: itemDescription, queuedAt: queuedAt, method: HTTPMethod(rawValue: method), path: path)
     }
 

@@ -25,13 +25,20 @@ import Foundation
 struct OutboxLink: Sendable {
     let outbox: Outbox
     let remoteType: ObjectIdentifier
-    /// The item: its value type and id (for a list, the id of the change's item).
-    var item: StoreKey
+    /// The item: its value type and id (for a list, the id of the change's item; `nil` for a create).
+    var item: StoreKey?
 
     /// The same link for item `id` of a list.
     func item(_ id: some Hashable & Sendable) -> OutboxLink {
         var link = self
-        link.item.id = AnyHashable(id)
+        link.item?.id = AnyHashable(id)
+        return link
+    }
+
+    /// The same link for a create of a list: no item yet.
+    var creating: OutboxLink {
+        var link = self
+        link.item = nil
         return link
     }
 
@@ -46,7 +53,7 @@ struct OutboxLink: Sendable {
     ) async throws(NetworkError) -> Outcome {
         guard let link else { return try await send(endpoint) }
         guard link.outbox.accepts(link.remoteType) else {
-            if link.outbox.holdsChanges(of: link.item) {
+            if let item = link.item, link.outbox.holdsChanges(of: item) {
                 throw .invalidRequest(
                     "an earlier change of this item waits in the outbox, and changes of this type are not kept "
                         + "(queueWhenOffline): sent now, this one would reach the server before it")
@@ -59,10 +66,10 @@ struct OutboxLink: Sendable {
         let keyed = endpoint.setting(header: "Idempotency-Key", to: key)
         func keep(after error: NetworkError) async -> NetworkError {
             await link.outbox.keep(
-                kind, key: key, remoteType: link.remoteType, id: link.item.id, value: value, endpoint: keyed,
+                kind, key: key, remoteType: link.remoteType, id: link.item?.id, value: value, endpoint: keyed,
                 session: session, original: error)
         }
-        if link.outbox.holdsChanges(of: link.item) {
+        if let item = link.item, link.outbox.holdsChanges(of: item) {
             throw await keep(
                 after: .invalidRequest(
                     "an earlier change of this item waits in the outbox, and this one could not be kept"))
