@@ -95,8 +95,8 @@ final class DirtyFlag: Sendable {
 
     @usableFromInline init(request: String) where Remote.Item: Codable {
         key = "list:\(String(reflecting: Remote.self))/\(request)"
-        encode = { try? JSONEncoder().encode($0) }
-        decode = { try? JSONDecoder().decode([Remote.Item].self, from: $0) }
+        encode = { try? entryEncoder.encode($0) }
+        decode = { try? entryDecoder.decode([Remote.Item].self, from: $0) }
     }
 }
 

@@ -202,12 +202,14 @@ public final class StorePersistence: Sendable {
         // By `Remote` type, not only by item: the validators kept are those of this type's read.
         key = Self.key(Remote.persistenceName, id)
         schema = Remote.persistenceSchema
-        let encoder = JSONEncoder()
-        let decoder = JSONDecoder()
-        encode = { try? encoder.encode($0) }
-        decode = { try? decoder.decode(Value.self, from: $0) }
+        encode = { try? entryEncoder.encode($0) }
+        decode = { try? entryDecoder.decode(Value.self, from: $0) }
     }
 
     /// The key of item `id` of the type named `name`.
     static func key(_ name: String, _ id: some Sendable) -> String { "\(name)/\(id)" }
 }
+
+/// The coders of persisted values, made once: a cold start makes thousands of resources, each with its hooks.
+let entryEncoder = JSONEncoder()
+let entryDecoder = JSONDecoder()
