@@ -44,6 +44,31 @@ struct PersistenceCrashTests {
         return directory.appendingPathComponent("PersistenceCrashChild")
     }
 
+    /// Runs the child with `arguments`, kills it with `SIGKILL` at a random moment, and returns what it printed:
+    /// in even rounds once its first line is out (into its writes), in odd ones from the start (often before it
+    /// has opened its storage).
+    private static func runUntilKilled(_ arguments: [String], _ round: Int, _ rng: inout SplitMix) throws -> Data {
+        let process = Process()
+        process.executableURL = child
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        var received = Data()
+        if round.isMultiple(of: 2) {
+            while !received.contains(UInt8(ascii: "\n")) {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                received += chunk
+            }
+        }
+        usleep(useconds_t(rng.next() % 30_000))
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal, "round \(round): the child ended by itself")
+        return received + output.fileHandleForReading.readDataToEndOfFile()
+    }
+
     @Test func killedAtRandomMomentsEveryEntryIsOldOrNewAndEveryAcknowledgedOneStays() throws {
         let rounds = Int(ProcessInfo.processInfo.environment["RESOURCEKIT_CRASH_ROUNDS"] ?? "") ?? 200
         let seed =
@@ -58,27 +83,7 @@ struct PersistenceCrashTests {
         var roundsWithWrites = 0
         var corrupted = 0
         for round in 0..<rounds {
-            let process = Process()
-            process.executableURL = Self.child
-            process.arguments = [directory.path, String(rng.next() % 1_000_000)]
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            // A random moment: in half the rounds from the start (often before the child has opened the
-            // storage), in the other half once its first batch is acknowledged, into its writes.
-            var received = Data()
-            if round.isMultiple(of: 2) {
-                while !received.contains(UInt8(ascii: "\n")) {
-                    let chunk = output.fileHandleForReading.availableData
-                    if chunk.isEmpty { break }
-                    received += chunk
-                }
-            }
-            usleep(useconds_t(rng.next() % 30_000))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            #expect(process.terminationReason == .uncaughtSignal, "round \(round): the child ended by itself")
-            received += output.fileHandleForReading.readDataToEndOfFile()
+            let received = try Self.runUntilKilled([directory.path, String(rng.next() % 1_000_000)], round, &rng)
             if received.count > 0 { roundsWithWrites += 1 }
             let text = String(decoding: received, as: UTF8.self)
             // Only whole lines count: the last may have been cut by the kill.
@@ -147,25 +152,8 @@ struct PersistenceCrashTests {
         /// Every change the child said it kept, in the order it said so.
         var acknowledged: [String] = []
         for round in 0..<rounds {
-            let process = Process()
-            process.executableURL = Self.child
-            process.arguments = [directory.path, String(rng.next() % 1_000_000), "outbox"]
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            var received = Data()
-            if round.isMultiple(of: 2) {
-                while !received.contains(UInt8(ascii: "\n")) {
-                    let chunk = output.fileHandleForReading.availableData
-                    if chunk.isEmpty { break }
-                    received += chunk
-                }
-            }
-            usleep(useconds_t(rng.next() % 30_000))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            #expect(process.terminationReason == .uncaughtSignal, "round \(round): the child ended by itself")
-            received += output.fileHandleForReading.readDataToEndOfFile()
+            let received = try Self.runUntilKilled(
+                [directory.path, String(rng.next() % 1_000_000), "outbox"], round, &rng)
             for line in String(decoding: received, as: UTF8.self).split(
                 separator: "\n", omittingEmptySubsequences: false
             )

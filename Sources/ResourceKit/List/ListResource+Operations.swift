@@ -106,13 +106,15 @@ extension ListResource where Remote: Creatable, Remote.Value == Remote.Item {
         let session = session
         let outbox = link?.outbox?.creating
         let outcome = try await mutate { () async throws(NetworkError) -> Outcome in
-            try await OutboxLink.sendOrKeep(.create, showing: nil, endpoint, session, outbox) {
-                endpoint async throws(NetworkError) -> Outcome in
+            func send(_ endpoint: Endpoint) async throws(NetworkError) -> Outcome {
                 // The response first, in a statement of its own: under -O, Swift 6.3.1 can lose a value
                 // evaluated before a `try await` in the same expression.
                 let response = try await session.send(endpoint, as: Remote.CreateResponse.self)
                 return .inserted(try Remote.value(fromCreate: response))
             }
+            // Without an outbox, straight to the server: the outbox's path adds async frames to every change.
+            guard let outbox else { return try await send(endpoint) }
+            return try await OutboxLink.sendOrKeep(.create, showing: nil, endpoint, session, outbox, send)
         }
         guard case .inserted(let item) = outcome else { throw .invalidRequest("create returned no item") }
         return item
@@ -153,11 +155,14 @@ extension ListResource where Remote: Updatable, Remote.Value == Remote.Item {
         // Kept offline only with an optimistic item: it names the item the update changes.
         let outbox = showing.flatMap { showing in link?.outbox?.item(showing.id) }
         let outcome = try await mutate(optimistic: showing) { () async throws(NetworkError) -> Outcome in
-            try await OutboxLink.sendOrKeep(.update, showing: showing?.fact.value, endpoint, session, outbox) {
-                endpoint async throws(NetworkError) -> Outcome in
+            func send(_ endpoint: Endpoint) async throws(NetworkError) -> Outcome {
                 let response = try await session.send(endpoint, as: Remote.UpdateResponse.self)
                 return .replaced(try Remote.value(fromUpdate: response))
             }
+            // Without an outbox, straight to the server: the outbox's path adds async frames to every change.
+            guard let outbox else { return try await send(endpoint) }
+            return try await OutboxLink.sendOrKeep(
+                .update, showing: showing?.fact.value, endpoint, session, outbox, send)
         }
         guard case .replaced(let item) = outcome else { throw .invalidRequest("update returned no item") }
         return item
@@ -190,11 +195,13 @@ extension ListResource where Remote: Deletable, Remote.Value == Remote.Item {
         let outbox = link?.outbox?.item(id)
         _ = try await mutate(optimistic: optimistic ? (id, .removed) : nil) {
             () async throws(NetworkError) -> Outcome in
-            try await OutboxLink.sendOrKeep(.delete, showing: nil, endpoint, session, outbox) {
-                endpoint async throws(NetworkError) -> Outcome in
+            func send(_ endpoint: Endpoint) async throws(NetworkError) -> Outcome {
                 let response = try await session.send(endpoint, as: Remote.DeleteResponse.self)
                 return try Remote.value(fromDelete: response).map { .replaced($0) } ?? .removed(id)
             }
+            // Without an outbox, straight to the server: the outbox's path adds async frames to every change.
+            guard let outbox else { return try await send(endpoint) }
+            return try await OutboxLink.sendOrKeep(.delete, showing: nil, endpoint, session, outbox, send)
         }
     }
 }

@@ -136,11 +136,13 @@ extension Resource where Remote: Updatable {
         let session = session
         let outbox = link?.outbox
         let outcome = try await mutate(optimistic: showing) { () async throws(NetworkError) -> Outcome in
-            try await OutboxLink.sendOrKeep(.update, showing: showing?.value, endpoint, session, outbox) {
-                endpoint async throws(NetworkError) -> Outcome in
+            func send(_ endpoint: Endpoint) async throws(NetworkError) -> Outcome {
                 let response = try await session.send(endpoint, as: Remote.UpdateResponse.self)
                 return .value(try Remote.value(fromUpdate: response))
             }
+            // Without an outbox, straight to the server: the outbox's path adds async frames to every change.
+            guard let outbox else { return try await send(endpoint) }
+            return try await OutboxLink.sendOrKeep(.update, showing: showing?.value, endpoint, session, outbox, send)
         }
         return try Self.value(of: outcome)
     }
@@ -187,11 +189,13 @@ extension Resource where Remote: Deletable {
         let outbox = link?.outbox
         let outcome = try await mutate(optimistic: optimistic ? .removed : nil) {
             () async throws(NetworkError) -> Outcome in
-            try await OutboxLink.sendOrKeep(.delete, showing: nil, endpoint, session, outbox) {
-                endpoint async throws(NetworkError) -> Outcome in
+            func send(_ endpoint: Endpoint) async throws(NetworkError) -> Outcome {
                 let response = try await session.send(endpoint, as: Remote.DeleteResponse.self)
                 return try Remote.value(fromDelete: response).map { .value($0) } ?? .removed
             }
+            // Without an outbox, straight to the server: the outbox's path adds async frames to every change.
+            guard let outbox else { return try await send(endpoint) }
+            return try await OutboxLink.sendOrKeep(.delete, showing: nil, endpoint, session, outbox, send)
         }
         return outcome.value
     }

@@ -55,6 +55,17 @@ final class FlakyRemovals: EntryStorage {
 
     var writes: [InMemoryBackend.RecordedRequest] { backend.requestLog.filter { $0.method != .get } }
 
+    /// Takes the backend offline and updates `post` to `edited`, optimistically; the change must be kept.
+    /// - Returns: The edited value, and the kept change's id.
+    @discardableResult
+    func keepOffline(_ post: Resource<RemotePost>, _ edited: Post) async throws -> (post: Post, id: String) {
+        backend.isReachable = false
+        let id = try await expectQueued { () async throws(NetworkError) in
+            _ = try await post.update(edited, optimistic: edited)
+        }
+        return (edited, id)
+    }
+
     /// Runs `body`, which must throw `.queued`; returns the kept change's id.
     func expectQueued(_ body: () async throws(NetworkError) -> Void) async throws -> String {
         do {
@@ -176,11 +187,7 @@ final class FlakyRemovals: EntryStorage {
         let store = try launch()
         let post = store.resource(RemotePost.self, id: "43")
         try await post.read("43")
-        backend.isReachable = false
-        let edited = Post(id: "43", title: "Kept")
-        _ = try await expectQueued { () async throws(NetworkError) in
-            _ = try await post.update(edited, optimistic: edited)
-        }
+        let edited = try await keepOffline(post, Post(id: "43", title: "Kept")).post
         backend.isReachable = true
         // Made after the change was kept, loaded from the server (which has the old title): shows the change.
         let feed = store.list(RemoteFeed.self, request: "later")
@@ -244,11 +251,7 @@ final class FlakyRemovals: EntryStorage {
         let store = try launch()
         let post = store.resource(RemotePost.self, id: "42")
         try await post.read("42")
-        backend.isReachable = false
-        let edited = Post(id: "42", title: "Edited")
-        _ = try await expectQueued { () async throws(NetworkError) in
-            _ = try await post.update(edited, optimistic: edited)
-        }
+        let edited = try await keepOffline(post, Post(id: "42", title: "Edited")).post
         await store.outbox?.replay()
         #expect(store.outbox?.pending.count == 1)
         backend.isReachable = true
@@ -447,11 +450,7 @@ final class FlakyRemovals: EntryStorage {
         let post = store.resource(RemotePost.self, id: "42")
         let observing = post.states
         try await post.read("42")
-        backend.isReachable = false
-        let edited = Post(id: "42", title: "Kept")
-        _ = try await expectQueued { () async throws(NetworkError) in
-            _ = try await post.update(edited, optimistic: edited)
-        }
+        let edited = try await keepOffline(post, Post(id: "42", title: "Kept")).post
         backend.isReachable = true
         for status in [401, 501, 507] {
             backend.failNext(1, status: status)
@@ -475,11 +474,7 @@ final class FlakyRemovals: EntryStorage {
         let store = try launch()
         let post = store.resource(RemotePost.self, id: "42")
         try await post.read("42")
-        backend.isReachable = false
-        let edited = Post(id: "42", title: "Kept")
-        _ = try await expectQueued { () async throws(NetworkError) in
-            _ = try await post.update(edited, optimistic: edited)
-        }
+        try await keepOffline(post, Post(id: "42", title: "Kept"))
         backend.isReachable = true
         // Through a list whose type is not kept: it would overtake the kept change, so it fails, unsent.
         let feed = store.list(RemoteFeed.self, request: "all")
@@ -642,11 +637,7 @@ final class FlakyRemovals: EntryStorage {
         let store = try launch()
         let post = store.resource(RemotePost.self, id: "42")
         try await post.read("42")
-        backend.isReachable = false
-        let edited = Post(id: "42", title: "Someone else's")
-        _ = try await expectQueued { () async throws(NetworkError) in
-            _ = try await post.update(edited, optimistic: edited)
-        }
+        try await keepOffline(post, Post(id: "42", title: "Someone else's"))
         try await store.wipe()
         #expect(store.outbox?.pending.isEmpty == true)
         #expect(post.state.value == Post(id: "42", title: "Hello"))
