@@ -11,13 +11,7 @@ import Testing
 /// the app restarted.
 @Suite(.enabled(if: PocketBase.isConfigured, PocketBase.skipReason), .timeLimit(.minutes(3)))
 struct PocketBaseOutboxTests {
-    /// What the app sent: method, path and `Idempotency-Key` of each write, as it left.
-    final class SentWrites: Sendable {
-        let writes = Mutex<[(method: String, path: String, key: String?)]>([])
-        var all: [(method: String, path: String, key: String?)] { writes.withLock { $0 } }
-    }
-
-    @Test func editsAndADeleteMadeWhileTheServerIsDownLandOnceEachAfterARestart() async throws {
+    @Test func editsAndADeleteMadeWhileTheServerIsDownLandOnceEachAfterTheAppRestarts() async throws {
         let instance = "outbox-\(UInt32.random(in: 0...UInt32.max))"
         let url = try await runScript(["Scripts/pocketbase", "start", "--instance", instance, "--seed", "20"])
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pb-outbox-\(UUID().uuidString)")
@@ -31,35 +25,9 @@ struct PocketBaseOutboxTests {
         _ = try await runScript(["Scripts/pocketbase", "stop", "--instance", instance])
     }
 
-    /// One launch of the app: a new session (logged in as the superuser, which may write posts) and a store on
-    /// the same directories, with `RemotePBPost` kept offline.
-    private func launch(url: String, token: String, directory: URL, sent: SentWrites) throws -> ResourceStore {
-        let session = NetworkSession(
-            baseURL: url + "/api/collections", validation: PocketBaseValidation(),
-            transport: URLSessionTransport(timeout: .seconds(10)),
-            adapters: [
-                RequestAdapter { request in
-                    var request = request
-                    request.setValue(token, forHTTPHeaderField: "Authorization")
-                    if let method = request.httpMethod, method != "GET" {
-                        let write = (
-                            method, request.url?.path ?? "", request.value(forHTTPHeaderField: "Idempotency-Key")
-                        )
-                        sent.writes.withLock { $0.append(write) }
-                    }
-                    return request
-                }
-            ])
-        let store = ResourceStore(
-            session: session,
-            persistence: StorePersistence(
-                storage: try FileEntryStorage(directory: directory.appendingPathComponent("entries")),
-                outbox: try FileEntryStorage(directory: directory.appendingPathComponent("outbox"), maximumBytes: .max))
-        )
-        store.queueWhenOffline(RemotePBPost.self)
-        return store
-    }
-
+    /// Two launches of an app, each its own process (the PersistenceCrashChild executable): the first edits
+    /// while the server is halted and ends; the second starts while it is still halted, shows the edits, and
+    /// replays once the server is back.
     private func offlineEdits(url: String, instance: String, directory: URL) async throws {
         struct Auth: Decodable { var token: String }
         struct Credentials: Encodable { var identity: String, password: String }
@@ -74,78 +42,52 @@ struct PocketBaseOutboxTests {
                         identity: PocketBase.environment["POCKETBASE_EMAIL"] ?? "",
                         password: PocketBase.environment["POCKETBASE_PASSWORD"] ?? ""))), as: Auth.self
         ).token
-        let sent = SentWrites()
-        var pendingIDs: [String] = []
-        var posts: [PBPost] = []
-        do {
-            let store = try launch(url: url, token: token, directory: directory, sent: sent)
-            let feed = store.list(RemotePBPosts.self)
-            posts = try await feed.loadFirstPage()
-            #expect(posts.count == 20)
-            for post in posts.prefix(3) { try await store.resource(RemotePBPost.self, id: post.id).read(post.id) }
-            await store.persistence?.flush()
+        let before = try await plain.send(
+            Endpoint(.get, "collections/posts/records", query: ["sort": "position", "perPage": "50"]),
+            as: PageEnvelope<PBPost>.self
+        ).items
 
-            _ = try await runScript(["Scripts/pocketbase", "halt", "--instance", instance])
-            // Three edits (two of the first post) and a delete, while the server is down.
-            let first = store.resource(RemotePBPost.self, id: posts[0].id)
-            let second = store.resource(RemotePBPost.self, id: posts[1].id)
-            let doomed = store.resource(RemotePBPost.self, id: posts[2].id)
-            var edit = posts[0]
-            edit.title = "offline edit 1"
-            var other = posts[1]
-            other.title = "offline edit 2"
-            var again = posts[0]
-            again.title = "offline edit 3"
-            for (resource, value) in [(first, edit), (second, other), (first, again)] {
-                do {
-                    try await resource.update(value, optimistic: value)
-                    Issue.record("the server answered while halted")
-                } catch {
-                    #expect(error.code == .queued, "\(error)")
-                }
-            }
-            do {
-                try await doomed.delete(posts[2], optimistic: true)
-                Issue.record("the server answered while halted")
-            } catch {
-                #expect(error.code == .queued, "\(error)")
-            }
-            #expect(first.state.value?.title == "offline edit 3")
-            #expect(feed.items.prefix(2).map(\.title) == ["offline edit 3", "offline edit 2"])
-            #expect(!feed.items.contains { $0.id == posts[2].id })
-            pendingIDs = store.outbox?.pending.map(\.id) ?? []
-            #expect(pendingIDs.count == 4)
-            // Tried, failed to connect, kept: all but the second edit of the first post, which waited behind
-            // the first without being tried.
-            #expect(sent.all.map(\.method) == ["PATCH", "PATCH", "DELETE"])
-            #expect(
-                sent.all.map(\.path)
-                    == [posts[0], posts[1], posts[2]].map { "/api/collections/posts/records/\($0.id)" })
-            sent.writes.withLock { $0 = [] }
-        }
+        // The first launch: loads, then edits while the server is halted, and ends.
+        let first = try ChildApp(["pb-edit", directory.path, url, token])
+        let loaded = try await first.line(after: "loaded ")
+        let ids = loaded.split(separator: " ").map(String.init)
+        #expect(ids == before.prefix(3).map(\.id))
+        guard ids.count == 3 else { return }
+        _ = try await runScript(["Scripts/pocketbase", "halt", "--instance", instance])
+        first.send("halted")
+        var queued: [String] = []
+        for _ in 0..<4 { queued.append(try await first.line(after: "queued ")) }
+        _ = try await first.line(after: "done")
+        // Tried and kept: the changes not behind another of their item (the second edit of the first post
+        // waited behind the first without being tried).
+        let paths = [ids[0], ids[1], ids[0], ids[2]].map { "/api/collections/posts/records/\($0)" }
+        #expect(
+            first.lines.filter { $0.hasPrefix("sent ") }.map { $0.split(separator: " ")[1] } == [
+                "PATCH", "PATCH", "DELETE",
+            ])
+        #expect(try await first.exitStatus() == 0)
 
-        // The app is launched again (new session, new store, the same directories), then the server comes back.
-        let store = try launch(url: url, token: token, directory: directory, sent: sent)
-        #expect(store.outbox?.pending.map(\.id) == pendingIDs)
-        let first = store.resource(RemotePBPost.self, id: posts[0].id)
-        let second = store.resource(RemotePBPost.self, id: posts[1].id)
-        let feed = store.list(RemotePBPosts.self)
-        #expect(first.state.value?.title == "offline edit 3")
-        #expect(second.state.value?.title == "offline edit 2")
+        // The app restarts, a new process, the server still halted: the edits show before any request.
+        let second = try ChildApp(["pb-replay", directory.path, url, token, ids.joined(separator: ",")])
+        #expect(try await second.line(after: "pending ") == queued.joined(separator: " "))
+        #expect(try await second.line(after: "shows \(ids[0]) ") == "offline edit 3 | offline edit 3")
+        #expect(try await second.line(after: "shows \(ids[1]) ") == "offline edit 2 | offline edit 2")
+        #expect(try await second.line(after: "shows \(ids[2]) ") == "nothing | absent")
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyy-MM-dd HH:mm:ss.SSS'Z'"
         let since = formatter.string(from: Date().addingTimeInterval(-1))
         _ = try await runScript(["Scripts/pocketbase", "resume", "--instance", instance])
-        await store.outbox?.replay()
-        #expect(store.outbox?.pending.isEmpty == true)
-
-        // Sent once each, in order, each with its own key: the keys the outbox listed.
-        #expect(sent.all.map(\.method) == ["PATCH", "PATCH", "PATCH", "DELETE"])
-        #expect(sent.all.map(\.key) == pendingIDs.map { Optional($0) })
-        let paths = [posts[0], posts[1], posts[0], posts[2]].map { "/api/collections/posts/records/\($0.id)" }
-        #expect(sent.all.map(\.path) == paths)
+        second.send("resumed")
+        #expect(try await second.line(after: "left ") == "0")
+        _ = try await second.line(after: "done")
+        #expect(try await second.exitStatus() == 0)
+        // Sent once each, in order, each with the key it was kept under.
+        let sent = second.lines.filter { $0.hasPrefix("sent ") }.map { $0.split(separator: " ").map(String.init) }
+        #expect(sent.map { $0[1] } == ["PATCH", "PATCH", "PATCH", "DELETE"])
+        #expect(sent.map { $0[2] } == paths)
+        #expect(sent.map { $0[3] } == queued)
 
         // The server's own records: exactly those changes.
         let server = try await plain.send(
@@ -153,21 +95,17 @@ struct PocketBaseOutboxTests {
             as: PageEnvelope<PBPost>.self
         ).items
         #expect(server.count == 19)
-        #expect(server.first { $0.id == posts[0].id }?.title == "offline edit 3")
-        #expect(server.first { $0.id == posts[1].id }?.title == "offline edit 2")
-        #expect(!server.contains { $0.id == posts[2].id })
-        let untouched = server.filter { ![posts[0].id, posts[1].id].contains($0.id) }
-        #expect(untouched.map(\.title) == posts.dropFirst(3).map(\.title))
-
+        #expect(server.first { $0.id == ids[0] }?.title == "offline edit 3")
+        #expect(server.first { $0.id == ids[1] }?.title == "offline edit 2")
+        #expect(!server.contains { $0.id == ids[2] })
+        #expect(server.dropFirst(2).map(\.title) == before.dropFirst(3).map(\.title))
         // The server's request log: each change handled once (two of the first post), nothing else written.
         let handled = try await serverWrites(plain, token: token, since: since, expected: 4)
-        #expect(handled.sorted() == paths.map { "\($0.hasSuffix(posts[2].id) ? "DELETE" : "PATCH") \($0)" }.sorted())
-
-        // Every holder agrees with the server.
-        #expect(first.state.value == server.first { $0.id == posts[0].id })
-        #expect(second.state.value == server.first { $0.id == posts[1].id })
-        #expect(store.resource(RemotePBPost.self, id: posts[2].id).state.value == nil)
-        #expect(try await feed.loadFirstPage() == server)
+        #expect(handled.sorted() == paths.map { "\($0.hasSuffix(ids[2]) ? "DELETE" : "PATCH") \($0)" }.sorted())
+        // Every holder of the second launch agrees with the server.
+        #expect(second.lines.contains("after \(ids[0]) offline edit 3"))
+        #expect(second.lines.contains("after \(ids[1]) offline edit 2"))
+        #expect(second.lines.contains("after \(ids[2]) nothing"))
     }
 
     /// The writes PocketBase's request log holds since `since` (`METHOD /path`), waiting up to 20 s for the
@@ -198,5 +136,77 @@ struct PocketBaseOutboxTests {
             try await clock.sleep(for: .milliseconds(500))
         }
         return writes
+    }
+}
+
+/// An app launch in a process of its own (the PersistenceCrashChild executable): what it prints, line by
+/// line, and lines sent to it; every wait is bounded.
+final class ChildApp {
+    private let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+    private let received = Locked<[String]>([])
+    /// Whether the reading thread still reads.
+    private let reading = Locked(true)
+    /// Where the next `line(after:)` looks from.
+    private var cursor = 0
+
+    init(_ arguments: [String]) throws {
+        process.executableURL = PersistenceCrashTests.child
+        process.arguments = arguments
+        process.standardInput = input
+        process.standardOutput = output
+        let handle = output.fileHandleForReading
+        let received = received
+        let reading = reading
+        // A thread of its own reads the child's output as it comes, until it ends.
+        Thread.detachNewThread {
+            var pending = Data()
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                pending += chunk
+                while let end = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: pending[pending.startIndex..<end], as: UTF8.self)
+                    pending = Data(pending[(end + 1)...])
+                    received.withLock { $0.append(line) }
+                }
+            }
+            reading.withLock { $0 = false }
+        }
+        try process.run()
+    }
+
+    deinit { if process.isRunning { process.terminate() } }
+
+    /// Every line so far.
+    var lines: [String] { received.withLock { $0 } }
+
+    /// The rest of the next line (after the last one returned) that starts with `prefix`, waiting up to 60 s
+    /// for it (the child's output comes from another process: it is polled, not awaited).
+    func line(after prefix: String) async throws -> String {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            let lines = lines
+            if let index = lines.indices.dropFirst(cursor).first(where: { lines[$0].hasPrefix(prefix) }) {
+                cursor = index + 1
+                return String(lines[index].dropFirst(prefix.count))
+            }
+            if !process.isRunning, !reading.withLock({ $0 }) { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw WaitError(description: "the child never printed \"\(prefix)…\"; it printed \(lines)")
+    }
+
+    func send(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
+
+    /// Its exit status, waiting up to 60 s for it to end.
+    func exitStatus() async throws -> Int32 {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while process.isRunning {
+            guard ContinuousClock.now < deadline else { throw WaitError(description: "the child never ended") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return process.terminationStatus
     }
 }

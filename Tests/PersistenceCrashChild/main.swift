@@ -4,6 +4,9 @@
 //
 // With a third argument `outbox`, it makes changes through a store whose server is unreachable instead, and
 // prints "queued <id>" once each is kept in the outbox (the call threw `.queued`).
+//
+// `pb-edit DIRECTORY URL TOKEN` and `pb-replay DIRECTORY URL TOKEN` are the two launches of an app against a
+// PocketBase that PocketBaseOutboxTests halts between them (see `pocketBaseEdits` and `pocketBaseReplay`).
 import Foundation
 import ResourceKit
 
@@ -83,7 +86,143 @@ func keepChanges(in directory: URL, seed: UInt64) async throws {
     }
 }
 
+// MARK: Against PocketBase
+
+struct PBPost: Codable, Sendable, Equatable, Identifiable {
+    var id: String
+    var title: String
+    var body: String
+    var userId: Int?
+    var position: Int?
+}
+
+struct RemotePBPost: Readable, Updatable, Deletable {
+    typealias Value = PBPost
+    typealias ReadRequest = String
+    typealias DeleteRequest = PBPost
+    static let persistenceName = "PBPost"
+    static func readEndpoint(for id: String) -> Endpoint { Endpoint(.get, "posts/records").appending(id: id) }
+    static func updateEndpoint(for post: PBPost) -> Endpoint {
+        Endpoint(.patch, "posts/records", body: .json(post)).appending(id: post.id)
+    }
+    static func deleteEndpoint(for post: PBPost) -> Endpoint {
+        Endpoint(.delete, "posts/records").appending(id: post.id)
+    }
+}
+
+struct RemotePBPosts: Listable {
+    typealias Value = PBPost
+    typealias Item = PBPost
+    typealias ListResponse = PageEnvelope<PBPost>
+    static let pagination = PageNumberPagination(pageSize: 50)
+    static func listEndpoint(for request: Void) -> Endpoint {
+        Endpoint(.get, "posts/records", query: ["sort": "position"])
+    }
+}
+
+/// Records each write as it leaves: method, path, `Idempotency-Key`.
+final class SentWrites: RequestAdapting, Sendable {
+    func adapt(_ request: URLRequest) async throws(NetworkError) -> URLRequest {
+        if let method = request.httpMethod, method != "GET" {
+            let key = request.value(forHTTPHeaderField: "Idempotency-Key") ?? "-"
+            say("sent \(method) \(request.url?.path ?? "") \(key)")
+        }
+        return request
+    }
+}
+
+func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
+/// Waits for the parent's next line on standard input.
+func awaitLine(_ expected: String) {
+    while let line = readLine() {
+        if line == expected { return }
+    }
+    exit(4)
+}
+
+func pocketBaseStore(_ directory: URL, url: String, token: String) throws -> ResourceStore {
+    let session = NetworkSession(
+        baseURL: url + "/api/collections", validation: PocketBaseValidation(),
+        transport: URLSessionTransport(timeout: .seconds(10)),
+        adapters: [BearerTokenAdapter(token: token), SentWrites()])
+    let store = ResourceStore(
+        session: session,
+        persistence: StorePersistence(
+            storage: try FileEntryStorage(directory: directory.appendingPathComponent("entries")),
+            outbox: try FileEntryStorage(directory: directory.appendingPathComponent("outbox"), maximumBytes: .max)))
+    store.queueWhenOffline(RemotePBPost.self)
+    return store
+}
+
+/// The first launch: loads the feed and three posts, then (once the parent says the server is halted) edits
+/// the first twice and the second once, deletes the third, and ends.
+func pocketBaseEdits(_ directory: URL, url: String, token: String) async throws {
+    let store = try pocketBaseStore(directory, url: url, token: token)
+    let feed = store.list(RemotePBPosts.self)
+    let posts = try await feed.loadFirstPage()
+    let resources = posts.prefix(3).map { store.resource(RemotePBPost.self, id: $0.id) }
+    for (resource, post) in zip(resources, posts) { try await resource.read(post.id) }
+    await store.persistence?.flush()
+    say("loaded \(posts.prefix(3).map(\.id).joined(separator: " "))")
+    awaitLine("halted")
+    var changes: [(Resource<RemotePBPost>, PBPost?)] = []
+    for (index, title) in [(0, "offline edit 1"), (1, "offline edit 2"), (0, "offline edit 3")] {
+        var edited = posts[index]
+        edited.title = title
+        changes.append((resources[index], edited))
+    }
+    changes.append((resources[2], nil))
+    for (resource, edited) in changes {
+        let result: Result<PBPost?, NetworkError>
+        do {
+            if let edited {
+                result = .success(try await resource.update(edited, optimistic: edited))
+            } else {
+                result = .success(try await resource.delete(posts[2], optimistic: true))
+            }
+        } catch {
+            result = .failure(error)
+        }
+        guard case .failure(let error) = result, let id = error.queuedChange else {
+            say("not kept: \(result)")
+            exit(5)
+        }
+        say("queued \(id)")
+    }
+    await store.persistence?.flush()
+    say("done")
+}
+
+/// The second launch, in a new process: says what it shows before any request, then (once the parent says
+/// the server is back) replays and ends.
+func pocketBaseReplay(_ directory: URL, url: String, token: String, ids: [String]) async throws {
+    let store = try pocketBaseStore(directory, url: url, token: token)
+    let feed = store.list(RemotePBPosts.self)
+    let resources = ids.map { store.resource(RemotePBPost.self, id: $0) }
+    say("pending \((store.outbox?.pending ?? []).map(\.id).joined(separator: " "))")
+    for (id, resource) in zip(ids, resources) {
+        let listed = feed.items.first { $0.id == id }?.title ?? "absent"
+        say("shows \(id) \(resource.state.value?.title ?? "nothing") | \(listed)")
+    }
+    awaitLine("resumed")
+    await store.outbox?.replay()
+    say("left \(store.outbox?.pending.count ?? -1)")
+    for (id, resource) in zip(ids, resources) { say("after \(id) \(resource.state.value?.title ?? "nothing")") }
+    say("done")
+}
+
 let arguments = CommandLine.arguments
+if arguments.count >= 5, arguments[1] == "pb-edit" {
+    try await pocketBaseEdits(URL(fileURLWithPath: arguments[2]), url: arguments[3], token: arguments[4])
+    exit(0)
+}
+if arguments.count >= 6, arguments[1] == "pb-replay" {
+    try await pocketBaseReplay(
+        URL(fileURLWithPath: arguments[2]), url: arguments[3], token: arguments[4],
+        ids: arguments[5].split(separator: ",").map(String.init))
+    exit(0)
+}
 guard arguments.count >= 3, let seed = UInt64(arguments[2]) else {
     FileHandle.standardError.write(Data("usage: PersistenceCrashChild DIRECTORY SEED [outbox]\n".utf8))
     exit(2)
