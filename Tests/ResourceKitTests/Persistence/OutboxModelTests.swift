@@ -92,7 +92,7 @@ import Testing
     }
 
     private func run(seed: UInt64) async throws {
-        var random = SeededRandom(seed)
+        var random = SeededGenerator(state: seed)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "outbox-model-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -197,18 +197,5 @@ import Testing
             #expect(broken.isEmpty, "seed \(seed), step \(step): \(broken) after \(log.joined(separator: "; "))")
             if !broken.isEmpty { return }
         }
-    }
-}
-
-/// SplitMix64: a seeded sequence of random numbers.
-struct SeededRandom {
-    var state: UInt64
-    init(_ seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
