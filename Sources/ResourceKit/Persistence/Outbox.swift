@@ -41,7 +41,7 @@ public final class Outbox: Sendable {
     /// Where the changes are kept.
     public let storage: any EntryStorage
 
-    private struct State {
+    struct State {
         weak var store: ResourceStore?
         /// The kept changes, in order.
         var records: [OutboxRecord] = []
@@ -67,7 +67,7 @@ public final class Outbox: Sendable {
         var news: any Sendable
     }
 
-    private let state: Locked<State>
+    let state: Locked<State>
     /// One queue for the storage's calls, so that they reach it in order.
     private let io = DispatchQueue(label: "ResourceKit.Outbox", qos: .utility)
 
@@ -308,116 +308,9 @@ public final class Outbox: Sendable {
         }
     }
 
-    // MARK: Replay
-
-    private func runReplay() async {
-        var attempted: Set<String> = []
-        while true {
-            // The run ends in the section that finds nothing more to send: a change kept after it starts a new run.
-            guard
-                let (record, lane, store) = state.withLock({ state -> (OutboxRecord, any OutboxLane, ResourceStore)? in
-                    guard !Task.isCancelled, let store = state.store,
-                        let record = state.records.first(where: {
-                            !attempted.contains($0.id) && state.lanes[$0.type] != nil
-                        }),
-                        let lane = state.lanes[record.type]
-                    else {
-                        state.replay = nil
-                        return nil
-                    }
-                    state.sending = record.id
-                    return (record, lane, store)
-                })
-            else { return }
-            attempted.insert(record.id)
-            let result: Result<any Sendable, NetworkError>
-            do throws(NetworkError) {
-                result = .success(try await lane.send(record, in: store.session))
-            } catch {
-                result = .failure(error)
-            }
-            state.withLock { $0.sending = nil }
-            switch result {
-            case .success(let answer):
-                await land(record, answer: answer, lane: lane, store: store)
-            case .failure(let error) where Self.triesLater(error):
-                state.withLock { $0.replay = nil }
-                return
-            case .failure(let error) where error.code == .decoding:
-                // The server took it (a 2xx) but its answer does not decode: landed, and read again.
-                await land(record, answer: nil, lane: lane, store: store)
-            case .failure(let error):
-                await refuse(record, error: error, lane: lane)
-            }
-        }
-    }
-
-    /// Whether an error on replay means "not now": the server unreachable, busy or failing (`408`, `429`, any
-    /// `5xx`), the replay cancelled, or the credentials refused (`401`, or a refresh that failed: the user signs
-    /// in again, and the changes are still theirs).
-    static func triesLater(_ error: NetworkError) -> Bool {
-        if error.isUnreachable || error.code == .cancelled || error.code == .authenticationFailed { return true }
-        guard let status = error.statusCode else { return false }
-        return status == 401 || status == 408 || status == 429 || (500...599).contains(status)
-    }
-
-    /// A change the server took: off the disk, then shown as answered (`answer` `nil`: an answer that did not
-    /// decode, so the item is marked stale and read again where it is observed).
-    private func land(_ record: OutboxRecord, answer: (any Sendable)?, lane: any OutboxLane, store: ResourceStore)
-        async
-    {
-        do throws(NetworkError) {
-            try await perform { storage throws(NetworkError) in try storage.removeEntries(for: [record.key]) }
-            state.withLock { $0.lastError = nil }
-        } catch {
-            // Landed, but still on disk: a later launch sends it again, with the same `Idempotency-Key`.
-            state.withLock { $0.lastError = error }
-        }
-        state.withLock { state in state.records.removeAll { $0.id == record.id } }
-        guard let answer else {
-            unshow(record.id)
-            notify()
-            await lane.refresh(record, in: store)
-            return
-        }
-        // The server's answer first, then the layer goes: no holder shows the value from before in between.
-        lane.land(record, answer: answer, in: store)
-        unshow(record.id)
-        notify()
-    }
-
-    private func refuse(_ record: OutboxRecord, error: NetworkError, lane: any OutboxLane) async {
-        let item = lane.itemKey(of: record)
-        let dropped = state.withLock { state -> [OutboxRecord] in
-            // Later changes of the item, through any type (its resources' or its lists'), each read by its lane.
-            let dropped = state.records.filter { other in
-                guard other.id != record.id else { return true }
-                // A create names no item: nothing depends on it.
-                guard let item, other.sequence > record.sequence else { return false }
-                return state.lanes[other.type]?.itemKey(of: other) == item
-            }
-            let ids = Set(dropped.map(\.id))
-            state.records.removeAll { ids.contains($0.id) }
-            return dropped
-        }
-        do throws(NetworkError) {
-            try await perform { storage throws(NetworkError) in try storage.removeEntries(for: dropped.map(\.key)) }
-        } catch {
-            state.withLock { $0.lastError = error }
-        }
-        for change in dropped { unshow(change.id) }
-        notify()
-        let watchers = state.withLock { Array($0.failureWatchers.values) }
-        for change in dropped {
-            let failure = OutboxFailure(
-                change: change.change, error: error, after: change.id == record.id ? nil : record.id)
-            for watcher in watchers { watcher.yield(failure) }
-        }
-    }
-
     // MARK: Helpers
 
-    private func show(_ record: OutboxRecord, lane: any OutboxLane) {
+    func show(_ record: OutboxRecord, lane: any OutboxLane) {
         let token = LayerToken()
         guard let store = state.withLock({ $0.store }), let (item, news) = lane.layer(of: record, token: token)
         else { return }
@@ -425,7 +318,7 @@ public final class Outbox: Sendable {
         lane.publish(news, in: store)
     }
 
-    private func unshow(_ id: String) {
+    func unshow(_ id: String) {
         guard
             let (shown, store) = state.withLock({ state -> (Shown, ResourceStore)? in
                 guard let shown = state.shown.removeValue(forKey: id), let store = state.store else { return nil }
@@ -437,13 +330,13 @@ public final class Outbox: Sendable {
         shown.lane.unlayer(shown.news, in: store)
     }
 
-    private func notify() {
+    func notify() {
         let (list, watchers) = state.withLock { ($0.records.map(\.change), Array($0.watchers.values)) }
         for watcher in watchers { watcher.yield(list) }
     }
 
     /// Runs a storage call on the outbox's queue, off the cooperative pool, and waits for it.
-    private func perform(_ call: @escaping @Sendable (any EntryStorage) throws(NetworkError) -> Void)
+    func perform(_ call: @escaping @Sendable (any EntryStorage) throws(NetworkError) -> Void)
         async throws(NetworkError)
     {
         let storage = storage

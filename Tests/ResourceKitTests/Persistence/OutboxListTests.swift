@@ -1,0 +1,142 @@
+import Foundation
+import ResourceKit
+import ResourceKitTesting
+import Synchronization
+import Testing
+
+/// Changes kept through lists: updates, deletes and creates (the setup is in OutboxTests.swift).
+extension OutboxTests {
+    @Test func changesThroughAListAreKeptWhenItsTypeIsGiven() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var ids: [String] = []
+        do {
+            let store = try launch(registers: false)
+            store.queueWhenOffline(list: RemoteFeed.self)
+            let feed = store.list(RemoteFeed.self, request: "all")
+            let post = store.resource(RemotePost.self, id: "42")
+            _ = try await feed.loadFirstPage()
+            try await post.read("42")
+            backend.isReachable = false
+            let edited = Post(id: "42", title: "Edited in the list")
+            ids.append(
+                try await expectQueued { () async throws(NetworkError) in
+                    _ = try await feed.update(edited, optimistic: edited)
+                })
+            ids.append(
+                try await expectQueued { () async throws(NetworkError) in
+                    try await feed.delete(Post(id: "44", title: "Gone soon"), optimistic: true)
+                })
+            // Without an optimistic item the list cannot say which item an update changes: not kept.
+            await #expect(throws: NetworkError.self) { try await feed.update(Post(id: "43", title: "Lost")) }
+            // A change through a resource of a type not given is not kept either.
+            await #expect(throws: NetworkError.self) { try await post.update(edited, optimistic: edited) }
+            #expect(post.state.value == edited)
+            #expect(feed.items.map(\.id) == ["42", "43"])
+            #expect(
+                store.outbox?.pending.map(\.typeName) == [
+                    "list:ResourceKitTests.RemoteFeed", "list:ResourceKitTests.RemoteFeed",
+                ])
+            await store.persistence?.flush()
+        }
+        let store = try launch(registers: false)
+        store.queueWhenOffline(list: RemoteFeed.self)
+        let feed = store.list(RemoteFeed.self, request: "all")
+        #expect(store.outbox?.pending.map(\.id) == ids)
+        #expect(feed.items.first?.title == "Edited in the list")
+        #expect(!feed.items.contains { $0.id == "44" })
+        backend.isReachable = true
+        await store.outbox?.replay()
+        #expect(store.outbox?.pending.isEmpty == true)
+        #expect(try serverPost("42")?.title == "Edited in the list")
+        #expect(try serverPost("44") == nil)
+        #expect(writes.map(\.method) == [.patch, .delete])
+        #expect(try await feed.refresh().map(\.id) == ["42", "43"])
+    }
+
+    @Test func aCreateThroughAListIsKeptShownNowhereAndPlacedWhenItLands() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // A backend that refuses a post without a title, as PocketBase's rules would.
+        let strict = InMemoryBackend(basePath: "/api")
+        strict.addCollection("posts", requiredFields: ["title"])
+        try strict.seed([Post(id: "42", title: "Hello"), Post(id: "43", title: "Bye")], into: "posts")
+        func launchStrict() throws -> ResourceStore {
+            let persistence = StorePersistence(
+                storage: try FileEntryStorage(directory: directory.appendingPathComponent("entries")),
+                outbox: try FileEntryStorage(directory: directory.appendingPathComponent("outbox"), maximumBytes: .max))
+            let session = NetworkSession(baseURL: "http://test.local/api", transport: strict, timeLimit: nil)
+            let store = ResourceStore(session: session, persistence: persistence)
+            store.queueWhenOffline(list: RemoteFeed.self)
+            return store
+        }
+        var ids: [String] = []
+        do {
+            let store = try launchStrict()
+            let latest = store.list(RemoteFeed.self, request: "latest")
+            _ = try await latest.loadFirstPage()
+            strict.isReachable = false
+            for post in [
+                Post(id: "new1", title: "Written on the train"), Post(id: "new2", title: ""),
+                Post(id: "new3", title: "Lands after the refusal"),
+            ] {
+                ids.append(
+                    try await expectQueued { () async throws(NetworkError) in _ = try await latest.create(post) })
+            }
+            // No id before the server gives one: shown nowhere yet.
+            #expect(latest.items.map(\.id) == ["42", "43"])
+            #expect(store.outbox?.pending.map(\.kind) == [.create, .create, .create])
+            #expect(store.outbox?.pending.map(\.itemID) == ["", "", ""])
+            #expect(store.outbox?.pending.map(\.id) == ids)
+        }
+        let store = try launchStrict()
+        let failures = try #require(store.outbox).failures()
+        let latest = store.list(RemoteFeed.self, request: "latest")
+        let oldest = store.list(RemoteFeed.self, request: "oldest")
+        strict.isReachable = true
+        _ = try await latest.refresh()
+        _ = try await oldest.refresh()
+        await store.outbox?.replay()
+        #expect(store.outbox?.pending.isEmpty == true)
+        let server = try strict.records(Post.self, in: "posts")
+        #expect(server.map(\.id).sorted() == ["42", "43", "new1", "new3"])
+        // Placed as any create in the store: at the start of "latest", at the end of "oldest".
+        #expect(latest.items.map(\.id) == ["new3", "new1", "42", "43"])
+        #expect(oldest.items.map(\.id) == ["42", "43", "new1", "new3"])
+        // The refused one is reported; it held back nothing (a create names no item).
+        var iterator = failures.makeAsyncIterator()
+        let failure = await iterator.next()
+        #expect(failure?.change.id == ids[1])
+        #expect(failure?.change.kind == .create)
+        #expect(failure?.error.statusCode == 400)
+        #expect(failure?.after == nil)
+    }
+
+    @Test func aCreateThatLandedButStayedOnDiskIsNotMadeTwice() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let storage = FlakyRemovals(
+            try FileEntryStorage(directory: directory.appendingPathComponent("outbox"), maximumBytes: .max))
+        do {
+            let store = try launch(outbox: storage, registers: false)
+            store.queueWhenOffline(list: RemoteFeed.self)
+            let feed = store.list(RemoteFeed.self, request: "latest")
+            backend.isReachable = false
+            _ = try await expectQueued { () async throws(NetworkError) in
+                _ = try await feed.create(Post(id: "", title: "Once only"))
+            }
+            backend.isReachable = true
+            storage.failsRemovals.withLock { $0 = true }
+            await store.outbox?.replay()
+            #expect(store.outbox?.lastError?.code == .file)
+        }
+        storage.failsRemovals.withLock { $0 = false }
+        let store = try launch(outbox: storage, registers: false)
+        store.queueWhenOffline(list: RemoteFeed.self)
+        #expect(store.outbox?.pending.map(\.kind) == [.create])
+        await store.outbox?.replay()
+        #expect(store.outbox?.pending.isEmpty == true)
+        // Sent twice with one key; the server made one post.
+        #expect(writes.map(\.method) == [.post, .post])
+        #expect(Set(writes.map { $0.headers["Idempotency-Key"] }).count == 1)
+        #expect(backend.idempotentRepeats == 1)
+        #expect(try backend.records(Post.self, in: "posts").filter { $0.title == "Once only" }.count == 1)
+    }
+}
