@@ -97,6 +97,9 @@ extension ListResource {
 
 extension ListResource where Remote: Creatable, Remote.Value == Remote.Item {
     /// Creates an item on the server and appends it to the list (or replaces the item with its id).
+    ///
+    /// A create the store's ``Outbox`` keeps (``ResourceStore/queueWhenOffline(list:)``, the server
+    /// unreachable) throws ``NetworkError/queued(_:)``; it shows once it lands.
     /// - Parameter request: What to create.
     /// - Returns: The created item.
     /// - Throws: ``NetworkError``; the list is unchanged.
@@ -136,7 +139,8 @@ extension ListResource where Remote: Updatable, Remote.Value == Remote.Item {
     /// The list, and in a ``ResourceStore`` every live resource and list holding the item, show `optimistic`
     /// until the server answers; then its answer. A failed or cancelled update removes the optimistic value
     /// (and only it: a later optimistic change of the same item still shows), leaving every holder as it
-    /// would be without it.
+    /// would be without it. An update the store's ``Outbox`` keeps (``ResourceStore/queueWhenOffline(list:)``,
+    /// the server unreachable) throws ``NetworkError/queued(_:)`` and stays shown until it is sent.
     /// - Parameters:
     ///   - request: The update.
     ///   - optimistic: The item to show until the server answers.
@@ -180,7 +184,7 @@ extension ListResource where Remote: Deletable, Remote.Value == Remote.Item {
 
     /// Deletes an item on the server; with `optimistic`, leaves it out of the list (and, in a
     /// ``ResourceStore``, out of every list and resource holding it) at once. A failed or cancelled delete
-    /// brings it back.
+    /// brings it back; one the store's ``Outbox`` keeps throws ``NetworkError/queued(_:)`` and stays shown.
     /// - Parameters:
     ///   - item: The item to delete.
     ///   - optimistic: Whether to show the deletion before the server answers.

@@ -119,7 +119,10 @@ extension Resource where Remote: Updatable {
     /// The resource, and in a ``ResourceStore`` every live resource and list holding the item, show
     /// `optimistic` from this call on. When the server answers, they show its answer; when the update fails
     /// or is cancelled, the optimistic value goes away and each shows what it would show without it: the
-    /// value before, or the next optimistic change still pending. Only this resource shows the failure.
+    /// value before, or the next optimistic change still pending. Only this resource shows the failure. In a
+    /// store that keeps this type's changes offline (``ResourceStore/queueWhenOffline(_:)``), an update the
+    /// server cannot be reached for throws ``NetworkError/queued(_:)`` instead, and `optimistic` stays shown
+    /// until the ``Outbox`` sends it.
     /// - Parameters:
     ///   - request: The update.
     ///   - optimistic: The value to show until the server answers.
@@ -176,7 +179,8 @@ extension Resource where Remote: Deletable {
     ///
     /// With `optimistic`, the resource is `.idle` (`loading(previous: nil)` while the request is in flight),
     /// and in a ``ResourceStore`` every list holding the item leaves it out, until the server answers; a
-    /// failed or cancelled delete brings it back everywhere.
+    /// failed or cancelled delete brings it back everywhere. A delete kept by the store's ``Outbox`` (the
+    /// server unreachable) throws ``NetworkError/queued(_:)`` and shows the item deleted until it is sent.
     /// - Parameters:
     ///   - request: What to delete.
     ///   - optimistic: Whether to show the deletion before the server answers.
