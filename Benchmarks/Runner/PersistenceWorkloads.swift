@@ -90,26 +90,28 @@ struct PersistenceWorkloads {
         }
     }
 
+    /// A store remembering nothing in memory (capacity 0), persisting into `directory`: every value a
+    /// resource starts from comes from disk.
+    static func rowStore(_ session: NetworkSession, in directory: URL) throws -> ResourceStore {
+        ResourceStore(
+            session: session, capacity: 0,
+            persistence: StorePersistence(storage: try FileEntryStorage(directory: directory, maximumBytes: 1 << 30)))
+    }
+
     /// For profilers: `rounds` cold starts of 10,000 persisted items into live resources.
     static func profileHydrate(_ rounds: Int) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let session = NetworkSession(baseURL: "http://bench.local", transport: try RowServer())
         do {
-            let store = ResourceStore(
-                session: session, capacity: 0,
-                persistence: StorePersistence(
-                    storage: try FileEntryStorage(directory: directory, maximumBytes: 1 << 30)))
+            let store = try Self.rowStore(session, in: directory)
             let resources = (1...10_000).map { store.resource(RemoteRowByID.self, id: $0) }
             for id in 1...10_000 { store.apply(.updated(Row(id: id, n: 1)), as: RemoteRowByID.self) }
             await store.persistence?.flush()
             _ = resources.count
         }
         for _ in 0..<rounds {
-            let store = ResourceStore(
-                session: session, capacity: 0,
-                persistence: StorePersistence(
-                    storage: try FileEntryStorage(directory: directory, maximumBytes: 1 << 30)))
+            let store = try Self.rowStore(session, in: directory)
             let start = ContinuousClock.now
             let restored = (1...10_000).map { store.resource(RemoteRowByID.self, id: $0) }
             print("hydrate: \((ContinuousClock.now - start).inSeconds * 1e3) ms, \(restored.count)")
@@ -164,10 +166,7 @@ struct PersistenceWorkloads {
             // One run persists `items` rows…
             let session = NetworkSession(baseURL: "http://bench.local", transport: try RowServer())
             do {
-                let store = ResourceStore(
-                    session: session, capacity: 0,
-                    persistence: StorePersistence(
-                        storage: try FileEntryStorage(directory: directory, maximumBytes: 1 << 30)))
+                let store = try Self.rowStore(session, in: directory)
                 let resources = (1...items).map { store.resource(RemoteRowByID.self, id: $0) }
                 for id in 1...items { store.apply(.updated(Row(id: id, n: 1)), as: RemoteRowByID.self) }
                 await store.persistence?.flush()
@@ -179,10 +178,7 @@ struct PersistenceWorkloads {
                 _ = resources.count
             }
             // The next run makes a live resource of each, from disk.
-            let store = ResourceStore(
-                session: session, capacity: 0,
-                persistence: StorePersistence(
-                    storage: try FileEntryStorage(directory: directory, maximumBytes: 1 << 30)))
+            let store = try Self.rowStore(session, in: directory)
             let start = ContinuousClock.now
             let restored = (1...items).map { store.resource(RemoteRowByID.self, id: $0) }
             hydrate.append((ContinuousClock.now - start).inSeconds * 1e3)
