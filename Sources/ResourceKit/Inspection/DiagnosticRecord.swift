@@ -1,3 +1,5 @@
+import Synchronization
+
 // What the emitting thread records of a diagnostic event, and how the consumer reads it back.
 
 /// What the library and the events name: a request's method and URL, or an object and an item type. Made once
@@ -7,12 +9,36 @@
     @usableFromInline let url: String?
     @usableFromInline let object: String?
     @usableFromInline let itemType: String?
+    /// A request's attempt in flight: when its `requestStarted` was emitted, in nanoseconds of the session's
+    /// timeline; `Int64.min` when it was not. Written and read by the request's own task only, so that its
+    /// `requestFinished` needs no lookup.
+    let attemptStart = Atomic<Int64>(.min)
 
     @usableFromInline init(method: String? = nil, url: String? = nil, object: String? = nil, itemType: String? = nil) {
         self.method = method
         self.url = url
         self.object = object
         self.itemType = itemType
+    }
+
+    /// A time as whole nanoseconds, clamped to what 64 bits hold (292 years).
+    private static func nanoseconds(_ time: Duration) -> Int64 {
+        let (seconds, overflow) = time.components.seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return time < .zero ? .min + 1 : .max }
+        let (total, overflowAgain) = seconds.addingReportingOverflow(time.components.attoseconds / 1_000_000_000)
+        if overflowAgain { return time < .zero ? .min + 1 : .max }
+        return max(total, .min + 1)
+    }
+
+    /// When the attempt in flight started, if its start was emitted.
+    var attemptStartedAt: Duration? {
+        get {
+            let nanoseconds = attemptStart.load(ordering: .relaxed)
+            return nanoseconds == .min ? nil : .nanoseconds(nanoseconds)
+        }
+        set {
+            attemptStart.store(newValue.map(Self.nanoseconds) ?? .min, ordering: .relaxed)
+        }
     }
 }
 

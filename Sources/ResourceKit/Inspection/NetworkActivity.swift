@@ -165,10 +165,6 @@ final class InFlightRequests: Sendable {
         var url: URL?
         var startedAt: Duration
         var attempt: Int
-        /// When the attempt in flight started, if a diagnostic event said so.
-        var attemptStartedAt: Duration?
-        /// The request as diagnostic events name it, its URL redacted, made by the request's first event.
-        var subject: DiagnosticSubject?
         /// The calling task's hash: a store's snapshot matches it against its objects' operations to tell
         /// how many callers share the request.
         var task: Int?
@@ -179,12 +175,10 @@ final class InFlightRequests: Sendable {
 
     init(activity: NetworkActivity) { self.activity = activity }
 
-    /// Registers a call. `subject` is given when someone listens to diagnostics: the first attempt starts now.
-    func begin(method: String, url: URL?, at now: Duration, subject: DiagnosticSubject? = nil) -> UInt64 {
+    /// Registers a call.
+    func begin(method: String, url: URL?, at now: Duration) -> UInt64 {
         let task = withUnsafeCurrentTask { $0?.hashValue }
-        let entry = Entry(
-            method: method, url: url, startedAt: now, attempt: 1, attemptStartedAt: subject == nil ? nil : now,
-            subject: subject, task: task)
+        let entry = Entry(method: method, url: url, startedAt: now, attempt: 1, task: task)
         let id = entries.withLock { entries in
             entries.next &+= 1
             entries.all[entries.next] = entry
@@ -195,29 +189,14 @@ final class InFlightRequests: Sendable {
     }
 
     func setAttempt(_ attempt: Int, of id: UInt64) {
-        entries.withLock { entries in
-            entries.all[id]?.attempt = attempt
-            entries.all[id]?.attemptStartedAt = nil
-        }
+        entries.withLock { entries in entries.all[id]?.attempt = attempt }
     }
 
-    /// What diagnostic events say of a request: its method and URL, the URL redacted, made once per
-    /// request; and when the attempt in flight started. `start` replaces that time. `nil` once the request
-    /// ended.
-    func describe(
-        _ id: UInt64, start: Duration? = nil, redaction: LogRedaction
-    ) -> (subject: DiagnosticSubject, attemptStartedAt: Duration?)? {
-        let known = entries.withLock { entries -> (subject: DiagnosticSubject?, started: Duration?)? in
-            guard let index = entries.all.index(forKey: id) else { return nil }
-            if let start { entries.all.values[index].attemptStartedAt = start }
-            return (entries.all.values[index].subject, entries.all.values[index].attemptStartedAt)
-        }
-        guard let known else { return nil }
-        if let subject = known.subject { return (subject, known.started) }
+    /// The request as diagnostic events name it, its URL redacted, for a call that began before anyone
+    /// listened; `nil` once it ended.
+    func subject(of id: UInt64, redaction: LogRedaction) -> DiagnosticSubject? {
         guard let (method, url) = entries.withLock({ $0.all[id].map { ($0.method, $0.url) } }) else { return nil }
-        let subject = DiagnosticSubject(method: method, url: redaction.redact(url))
-        entries.withLock { $0.all[id]?.subject = subject }
-        return (subject, known.started)
+        return DiagnosticSubject(method: method, url: redaction.redact(url))
     }
 
     func end(_ id: UInt64) {

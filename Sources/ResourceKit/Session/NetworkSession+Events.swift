@@ -5,6 +5,14 @@
     import Foundation
 #endif
 
+/// A call of `perform(_:)` as its events know it: its id in the registry of calls in flight and, once someone
+/// listens, the request as its events name it, which also holds when its attempt in flight started. Kept in the
+/// call's frame, so that an event costs no registry lookup.
+struct RequestTrace {
+    let id: UInt64
+    var subject: DiagnosticSubject?
+}
+
 /// The log and diagnostic events of `perform(_:)`: built here, in functions that are never
 /// inlined into the request's async frames (see the allocation budgets).
 extension NetworkSession {
@@ -12,15 +20,15 @@ extension NetworkSession {
     // its async frame past the task's first allocator slab, one more allocation per request whether or not
     // anyone listens.
     @inline(never) nonisolated func emit(
-        _ kind: DiagnosticEvent.Kind, _ id: UInt64, _ exchange: Exchange, attempt: Int, error: NetworkError? = nil,
-        delay: Duration? = nil
+        _ kind: DiagnosticEvent.Kind, _ call: RequestTrace, _ exchange: Exchange, attempt: Int,
+        error: NetworkError? = nil, delay: Duration? = nil
     ) {
         let subject =
-            inFlight.describe(id, redaction: redaction)?.subject
+            call.subject ?? inFlight.subject(of: call.id, redaction: redaction)
             ?? DiagnosticSubject(
                 method: exchange.request.httpMethod ?? "GET", url: redaction.redact(exchange.request.url))
         var record = DiagnosticRecord(kind)
-        record.requestID = id
+        record.requestID = call.id
         record.attempt = attempt
         record.error = error.map(redaction.redact)
         record.time = delay
@@ -29,36 +37,41 @@ extension NetworkSession {
 
     /// Registers the call in flight; when someone listens, emits its first attempt's start, with the request as
     /// events name it made once for all its events.
-    @inline(never) nonisolated func begin(_ exchange: Exchange) -> UInt64 {
+    @inline(never) nonisolated func begin(_ exchange: Exchange) -> RequestTrace {
         let now = timeline.now
         let method = exchange.request.httpMethod ?? "GET"
         let url = exchange.request.url
-        guard feed.isActive else { return inFlight.begin(method: method, url: url, at: now) }
+        guard feed.isActive else { return RequestTrace(id: inFlight.begin(method: method, url: url, at: now)) }
         let subject = DiagnosticSubject(method: method, url: redaction.redact(url))
-        let id = inFlight.begin(method: method, url: url, at: now, subject: subject)
+        subject.attemptStartedAt = now
+        let id = inFlight.begin(method: method, url: url, at: now)
         var record = DiagnosticRecord(.requestStarted)
         record.requestID = id
         record.attempt = 1
         feed.emit(record, about: subject)
-        return id
+        return RequestTrace(id: id, subject: subject)
     }
 
-    /// The attempt's start time lives in the registry entry, with the request as events name it.
-    @inline(never) nonisolated func emitStarted(_ id: UInt64, _ exchange: Exchange, attempt: Int) {
-        guard let (subject, _) = inFlight.describe(id, start: timeline.now, redaction: redaction) else { return }
+    /// Emits a later attempt's start. The subject is made here when the first listener came after the call
+    /// began; the call keeps it.
+    @inline(never) nonisolated func emitStarted(_ call: inout RequestTrace, _ exchange: Exchange, attempt: Int) {
+        guard let subject = call.subject ?? inFlight.subject(of: call.id, redaction: redaction) else { return }
+        call.subject = subject
+        subject.attemptStartedAt = timeline.now
         var record = DiagnosticRecord(.requestStarted)
-        record.requestID = id
+        record.requestID = call.id
         record.attempt = attempt
         feed.emit(record, about: subject)
     }
 
     /// Emits nothing for an attempt whose start was not emitted (the first listener came in between).
     @inline(never) nonisolated func emitFinished(
-        _ id: UInt64, _ exchange: Exchange, attempt: Int, response: HTTPResponse?, error: NetworkError?
+        _ call: RequestTrace, _ exchange: Exchange, attempt: Int, response: HTTPResponse?, error: NetworkError?
     ) {
-        guard let (subject, started) = inFlight.describe(id, redaction: redaction), let started else { return }
+        guard let subject = call.subject, let started = subject.attemptStartedAt else { return }
+        subject.attemptStartedAt = nil
         var record = DiagnosticRecord(.requestFinished)
-        record.requestID = id
+        record.requestID = call.id
         record.attempt = attempt
         record.time = timeline.now - started
         record.status = response?.statusCode

@@ -32,20 +32,20 @@ extension NetworkSession {
         let deadline = exchange.deadline.map { timeline.now + $0 }
         var attempt = 1
         var refreshed = false
-        let requestID = begin(exchange)
-        defer { inFlight.end(requestID) }
+        var call = begin(exchange)
+        defer { inFlight.end(call.id) }
         while true {
             let failure: NetworkError
             var failedResponse: HTTPResponse?
             // The attempt's start time lives in the registry entry, not here: see `emit`.
             // The first attempt's start is emitted by `begin`.
-            if attempt > 1 || refreshed, feed.isActive { emitStarted(requestID, exchange, attempt: attempt) }
+            if attempt > 1 || refreshed, feed.isActive { emitStarted(&call, exchange, attempt: attempt) }
             do throws(NetworkError) {
                 let (response, credential) = try await follow(exchange, deadline: deadline)
-                if feed.isActive { emitFinished(requestID, exchange, attempt: attempt, response: response, error: nil) }
+                if feed.isActive { emitFinished(call, exchange, attempt: attempt, response: response, error: nil) }
                 if let authentication, let credential, !refreshed, authentication.isFailure(response) {
                     refreshed = true
-                    try await refresh(authentication, from: credential, requestID, exchange, attempt, deadline)
+                    try await refresh(authentication, from: credential, call, exchange, attempt, deadline)
                     continue
                 }
                 if exchange.acceptsNotModified, response.statusCode == 304 { return response }
@@ -58,12 +58,12 @@ extension NetworkSession {
                 }
             } catch {
                 failure = error
-                if feed.isActive { emitFinished(requestID, exchange, attempt: attempt, response: nil, error: error) }
+                if feed.isActive { emitFinished(call, exchange, attempt: attempt, response: nil, error: error) }
             }
             guard
                 let wakeUp = retryInstant(
                     after: failure, response: failedResponse, attempt: attempt, exchange: exchange, deadline: deadline,
-                    requestID: requestID)
+                    call: call)
             else { throw failure }
             do {
                 try await timeline.sleep(until: wakeUp)
@@ -77,16 +77,16 @@ extension NetworkSession {
     /// Waits for the credential's refresh and tells the feed how it went. Apart from `perform`, so that the
     /// rare refresh does not grow every request's async frame.
     private nonisolated func refresh(
-        _ authentication: any AuthenticationHandling, from credential: any Sendable, _ id: UInt64,
+        _ authentication: any AuthenticationHandling, from credential: any Sendable, _ call: RequestTrace,
         _ exchange: Exchange, _ attempt: Int, _ deadline: Duration?
     ) async throws(NetworkError) {
         do throws(NetworkError) {
             try await waitForRefresh(authentication, from: credential, deadline: deadline)
         } catch {
-            if feed.isActive { emit(.credentialRefresh, id, exchange, attempt: attempt, error: error) }
+            if feed.isActive { emit(.credentialRefresh, call, exchange, attempt: attempt, error: error) }
             throw error
         }
-        if feed.isActive { emit(.credentialRefresh, id, exchange, attempt: attempt) }
+        if feed.isActive { emit(.credentialRefresh, call, exchange, attempt: attempt) }
     }
 
     /// When attempt `attempt`, which failed with `failure`, is to be sent again and after what wait, or `nil`
@@ -103,7 +103,7 @@ extension NetworkSession {
         attempt: Int,
         exchange: Exchange,
         deadline: Duration?,
-        requestID: UInt64
+        call: RequestTrace
     ) -> Duration? {
         let url = redaction.redact(exchange.request.url)
         guard
@@ -116,8 +116,8 @@ extension NetworkSession {
         if logger.minimumLevel <= .info {
             logger.log(.info, .retry(attempt: attempt, url: url, delay: delay, error: redaction.redact(failure)))
         }
-        if feed.isActive { emit(.retry, requestID, exchange, attempt: attempt, error: failure, delay: delay) }
-        inFlight.setAttempt(attempt + 1, of: requestID)
+        if feed.isActive { emit(.retry, call, exchange, attempt: attempt, error: failure, delay: delay) }
+        inFlight.setAttempt(attempt + 1, of: call.id)
         return wakeUp
     }
 

@@ -110,6 +110,34 @@ func eventsUntilMarker(_ stream: DiagnosticEvents, session: NetworkSession) asyn
             ])
     }
 
+    @Test func aListenerThatComesDuringAnAttemptSeesTheRequestFromItsNextAttempt() async throws {
+        let clock = ManualClock()
+        let transport = ControlledTransport()
+        let session = NetworkSession(
+            baseURL: "http://test.local/api", transport: transport,
+            retry: RetryPolicy(initialDelay: .seconds(1), jitter: .none), clock: clock)
+        let read = Task { try await session.send(Endpoint(.get, "posts/1"), as: Post.self) }
+        try await transport.waitForRequests(1)
+        // The first attempt started before anyone listened: its end is not told, as its start was not.
+        let events = session.diagnostics()
+        transport.answer(0, json: "{}", status: 503)
+        try await clock.waitForSleepers(timeout: .seconds(5)) { $0.contains(.seconds(1)) }
+        clock.advance(by: .seconds(1))
+        try await transport.waitForRequests(2)
+        transport.answer(1, json: json(post))
+        #expect(try await read.value == post)
+        // The marker request is the transport's third: it is held until answered.
+        let collected = Task { await eventsUntilMarker(events, session: session) }
+        try await transport.waitForRequests(3)
+        transport.answer(2, json: "{}")
+        #expect(
+            await collected.value == [
+                "retry | GET | \(url) | attempt 1 | delayed | error httpStatus",
+                "requestStarted | GET | \(url) | attempt 2",
+                "requestFinished | GET | \(url) | attempt 2 | status 200",
+            ])
+    }
+
     @Test func aRevalidationAnsweredNotModifiedSaysSo() async throws {
         let transport = ScriptedTransport([
             .status(200, json: json(post), headers: ["ETag": "\"v1\""]), .status(304, json: ""),
