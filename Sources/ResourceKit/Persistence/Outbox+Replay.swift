@@ -2,25 +2,22 @@ import Foundation
 
 /// Sending the kept changes: one replay at a time, in order, and what each answer does.
 extension Outbox {
-    func runReplay() async {
+    /// Runs replay `run`: its callers are answered when it ends.
+    func runReplay(_ run: UInt64) async {
         var attempted: Set<String> = []
         while true {
             // The run ends in the section that finds nothing more to send: a change kept after it starts a new run.
-            guard
-                let (record, lane, store) = state.withLock({ state -> (OutboxRecord, any OutboxLane, ResourceStore)? in
-                    guard !Task.isCancelled, let store = state.store,
-                        let record = state.records.first(where: {
-                            !attempted.contains($0.id) && state.lanes[$0.type] != nil
-                        }),
-                        let lane = state.lanes[record.type]
-                    else {
-                        state.replay = nil
-                        return nil
-                    }
-                    state.sending = record.id
-                    return (record, lane, store)
-                })
-            else { return }
+            let next = state.withLock { state -> (OutboxRecord, any OutboxLane, ResourceStore)?? in
+                guard !Task.isCancelled, let store = state.store,
+                    let record = state.records.first(where: {
+                        !attempted.contains($0.id) && state.lanes[$0.type] != nil
+                    }),
+                    let lane = state.lanes[record.type]
+                else { return .none }
+                state.sending = record.id
+                return .some((record, lane, store))
+            }
+            guard let (record, lane, store) = next ?? nil else { return endReplay(run) }
             attempted.insert(record.id)
             let result: Result<any Sendable, NetworkError>
             do throws(NetworkError) {
@@ -33,8 +30,7 @@ extension Outbox {
             case .success(let answer):
                 await land(record, answer: answer, lane: lane, store: store)
             case .failure(let error) where Self.triesLater(error):
-                state.withLock { $0.replay = nil }
-                return
+                return endReplay(run)
             case .failure(let error) where error.code == .decoding:
                 // The server took it (a 2xx) but its answer does not decode: landed, and read again.
                 await land(record, answer: nil, lane: lane, store: store)
@@ -42,6 +38,16 @@ extension Outbox {
                 await refuse(record, error: error, lane: lane)
             }
         }
+    }
+
+    /// Ends replay `run` and answers its callers; a run its callers all left was ended by the last of them.
+    private func endReplay(_ run: UInt64) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            guard let current = state.replay, current.id == run else { return [] }
+            state.replay = nil
+            return Array(current.waiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Whether an error on replay means "not now": the server unreachable, busy or failing (`408`, `429`, any

@@ -52,11 +52,23 @@ public final class Outbox: Sendable {
         var lanes: [String: any OutboxLane] = [:]
         var lanesByType: [ObjectIdentifier: any OutboxLane] = [:]
         var nextSequence: UInt64 = 1
-        var replay: Task<Void, Never>?
+        /// The replay running, and the callers waiting for it.
+        var replay: ReplayRun?
+        /// The latest replay's task, running or ended: a new run starts after it, so two never send at once.
+        var lastReplay: Task<Void, Never>?
+        /// Numbers replay runs and their callers.
+        var nextReplay: UInt64 = 0
         var watchers: [UInt64: AsyncStream<[PendingChange]>.Continuation] = [:]
         var failureWatchers: [UInt64: AsyncStream<OutboxFailure>.Continuation] = [:]
         var nextWatcher: UInt64 = 0
         var lastError: NetworkError?
+    }
+
+    /// A replay and who waits for it. A caller that is cancelled stops waiting; the run stops when none waits.
+    struct ReplayRun {
+        let id: UInt64
+        let task: Task<Void, Never>
+        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     }
 
     struct Shown {
@@ -112,6 +124,9 @@ public final class Outbox: Sendable {
     /// call succeeded.
     public var lastError: NetworkError? { state.withLock { $0.lastError } }
 
+    /// How many callers of ``replay()`` wait for the replay running: for tests of the package.
+    package var replayCallerCount: Int { state.withLock { $0.replay?.waiters.count ?? 0 } }
+
     /// A stream of ``pending``: the list now, then the list after each change is kept, lands, is refused or
     /// is cancelled. It keeps the newest list only, and ends when the reading task is cancelled.
     public func changes() -> AsyncStream<[PendingChange]> {
@@ -144,22 +159,50 @@ public final class Outbox: Sendable {
         return stream
     }
 
-    /// Sends the kept changes, in order, until none is left, the server is unreachable again, or the task is
-    /// cancelled; see ``Outbox`` for what each answer does. It never throws: read ``pending``, ``failures()``
+    /// Sends the kept changes, in order, until none is left, the server is unreachable again, or no caller waits
+    /// any more; see ``Outbox`` for what each answer does. It never throws: read ``pending``, ``failures()``
     /// and ``lastError`` afterwards. A call while a replay runs waits for it (which also sends the changes kept
-    /// meanwhile); cancelling any caller's task stops the replay for all of them. Changes of types not given to
-    /// `queueWhenOffline` in this run are neither sent nor shown: they wait for a run that gives them.
+    /// meanwhile). A caller whose task is cancelled returns at once; the replay goes on for the others, and
+    /// stops (after the change being sent, if any) when the last caller waiting is cancelled. Changes of types
+    /// not given to `queueWhenOffline` in this run are neither sent nor shown: they wait for a run that gives
+    /// them.
     public func replay() async {
-        let task = state.withLock { state -> Task<Void, Never> in
-            if let running = state.replay { return running }
-            let task = Task { await self.runReplay() }
-            state.replay = task
-            return task
+        let caller = state.withLock { state -> UInt64 in
+            state.nextReplay &+= 1
+            return state.nextReplay
         }
         await withTaskCancellationHandler {
-            await task.value
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let waits = state.withLock { state -> Bool in
+                    // Cancelled before it waited: nothing to start or join.
+                    guard !Task.isCancelled else { return false }
+                    if state.replay == nil {
+                        state.nextReplay &+= 1
+                        let run = state.nextReplay
+                        let previous = state.lastReplay
+                        let task = Task {
+                            await previous?.value
+                            await self.runReplay(run)
+                        }
+                        state.replay = ReplayRun(id: run, task: task)
+                        state.lastReplay = task
+                    }
+                    state.replay?.waiters[caller] = continuation
+                    return true
+                }
+                if !waits { continuation.resume() }
+            }
         } onCancel: {
-            task.cancel()
+            let (waiter, orphan) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Task<Void, Never>?) in
+                guard let waiter = state.replay?.waiters.removeValue(forKey: caller) else { return (nil, nil) }
+                guard state.replay?.waiters.isEmpty == true else { return (waiter, nil) }
+                // Nobody waits any more: the run stops, and a later call starts a new one once it has.
+                let orphan = state.replay?.task
+                state.replay = nil
+                return (waiter, orphan)
+            }
+            orphan?.cancel()
+            waiter?.resume()
         }
     }
 
