@@ -50,6 +50,17 @@ struct Report: Sendable {
         ratios.append(Ratio(workload: workload, ratio: candidate.median / baseline.median, meaning: meaning))
     }
 
+    /// The median of the ratios of samples taken side by side (round `i` of `candidate` over round `i` of
+    /// `baseline`, from `interleaved`): a slow spell of a shared machine that spans a pair cancels out, where a
+    /// ratio of medians keeps it.
+    mutating func comparePaired(
+        _ workload: String, _ candidate: Measurement, over baseline: Measurement, meaning: String
+    ) {
+        let pairs = zip(candidate.samples, baseline.samples).map { $0 / $1 }
+        let ratio = Measurement(workload: workload, variant: "", unit: "", samples: pairs).median
+        ratios.append(Ratio(workload: workload, ratio: ratio, meaning: meaning))
+    }
+
     func printTable() {
         print("")
         print(

@@ -1,4 +1,4 @@
-import Synchronization
+import Foundation
 
 // What the emitting thread records of a diagnostic event, and how the consumer reads it back.
 
@@ -9,54 +9,39 @@ import Synchronization
     @usableFromInline let url: String?
     @usableFromInline let object: String?
     @usableFromInline let itemType: String?
-    /// A request's attempt in flight: when its `requestStarted` was emitted, in nanoseconds of the session's
-    /// timeline; `Int64.min` when it was not. Written and read by the request's own task only, so that its
-    /// `requestFinished` needs no lookup.
-    let attemptStart = Atomic<Int64>(.min)
+    /// A request's URL as the call gave it, unredacted: what the session compares to reuse the subject.
+    let source: URL?
 
-    @usableFromInline init(method: String? = nil, url: String? = nil, object: String? = nil, itemType: String? = nil) {
+    @usableFromInline convenience init(
+        method: String? = nil, url: String? = nil, object: String? = nil, itemType: String? = nil
+    ) {
+        self.init(method: method, url: url, object: object, itemType: itemType, source: nil)
+    }
+
+    init(method: String?, url: String?, object: String?, itemType: String?, source: URL?) {
         self.method = method
         self.url = url
         self.object = object
         self.itemType = itemType
-    }
-
-    /// A time as whole nanoseconds, clamped to what 64 bits hold (292 years).
-    private static func nanoseconds(_ time: Duration) -> Int64 {
-        let (seconds, overflow) = time.components.seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return time < .zero ? .min + 1 : .max }
-        let (total, overflowAgain) = seconds.addingReportingOverflow(time.components.attoseconds / 1_000_000_000)
-        if overflowAgain { return time < .zero ? .min + 1 : .max }
-        return max(total, .min + 1)
-    }
-
-    /// When the attempt in flight started, if its start was emitted.
-    var attemptStartedAt: Duration? {
-        get {
-            let nanoseconds = attemptStart.load(ordering: .relaxed)
-            return nanoseconds == .min ? nil : .nanoseconds(nanoseconds)
-        }
-        set {
-            attemptStart.store(newValue.map(Self.nanoseconds) ?? .min, ordering: .relaxed)
-        }
+        self.source = source
     }
 }
 
 /// A state as events describe it: its case, a list's item count and whether a next page loads. Never a
 /// value; the text of ``DiagnosticEvent/stateSummary`` is made from it by the consumer.
-@usableFromInline struct DiagnosticState: Sendable {
-    @usableFromInline enum Content: UInt8, Sendable { case idle, loading, available, failure }
+@usableFromInline struct DiagnosticState: Sendable, BitwiseCopyable {
+    @usableFromInline enum Content: UInt8, Sendable, BitwiseCopyable { case idle, loading, available, failure }
 
     @usableFromInline var content: Content
     @usableFromInline var isLoadingNextPage = false
     /// A list's item count; `-1` for a resource.
     @usableFromInline var items: Int32 = -1
-    /// The failure's error, for its code.
-    @usableFromInline var error: NetworkError?
+    /// The failure's code, as ``NetworkError/codeNumber``: a number, so that the state holds no reference.
+    @usableFromInline var errorCode: UInt8 = .max
 
     @inlinable init(_ content: Content, error: NetworkError? = nil) {
         self.content = content
-        self.error = error
+        if let error { errorCode = error.codeNumber }
     }
 
     /// The state's case.
@@ -76,18 +61,26 @@ import Synchronization
             case .idle: "idle"
             case .loading: "loading"
             case .available: "available"
-            case .failure: "failure(\(error?.code.name ?? "unknown"))"
+            case .failure:
+                "failure(\(Int(errorCode) < NetworkError.Code.numbered.count ? NetworkError.Code.numbered[Int(errorCode)].name : "unknown"))"
             }
         guard items >= 0 else { return text }
         return "\(text), \(items) items\(isLoadingNextPage ? ", loading next page" : "")"
     }
 }
 
-/// An event as the library records it, on the thread that emits it: numbers and one shared reference, a
-/// hundred bytes, so that a listener costs a read little. The listener's iterator turns it into a
-/// ``DiagnosticEvent``. Numbers the library makes are small: they are kept in 32 bits, clamped.
-@usableFromInline struct DiagnosticRecord: Sendable {
-    @usableFromInline let kind: DiagnosticEvent.Kind
+/// An error a record names, held for it by the listener's batch, like its subject.
+@usableFromInline final class DiagnosticErrorBox: Sendable {
+    let error: NetworkError
+    init(_ error: NetworkError) { self.error = error }
+}
+
+/// An event as the library records it, on the thread that emits it: numbers and references it does not hold,
+/// so that copying one is copying bytes and a listener costs a read little. The listener's iterator turns it
+/// into a ``DiagnosticEvent``. Numbers the library makes are small: they are kept in 32 bits, clamped.
+@usableFromInline struct DiagnosticRecord: Sendable, BitwiseCopyable {
+    /// The kind's number: a public type is not promised to be bitwise copyable.
+    @usableFromInline let kindNumber: UInt8
     @usableFromInline var notModified = false
     @usableFromInline var hasTime = false
     /// 0 for none: request ids start at 1.
@@ -102,11 +95,14 @@ import Synchronization
     /// Not retained: the listener that holds the record holds its subject (see ``DiagnosticBatch``), so that
     /// the emitting thread and the consumer never both count references to it. Set by the feed.
     @usableFromInline var subjectReference: Unmanaged<DiagnosticSubject>?
-    @usableFromInline var error: NetworkError?
+    /// The error, held like the subject; set by the feed from what the emitting site gave it.
+    @usableFromInline var errorReference: Unmanaged<DiagnosticErrorBox>?
     @usableFromInline var state: DiagnosticState?
     @usableFromInline var previousState: DiagnosticState?
 
-    @inlinable init(_ kind: DiagnosticEvent.Kind) { self.kind = kind }
+    @inlinable init(_ kind: DiagnosticEvent.Kind) { kindNumber = kind.rawValue }
+
+    @inlinable var kind: DiagnosticEvent.Kind { DiagnosticEvent.Kind(kindNumber) }
 
     @inlinable var requestID: UInt64? {
         get { requestNumber == 0 ? nil : requestNumber }
@@ -157,7 +153,7 @@ extension DiagnosticEvent {
         bytes = record.bytes
         if kind == .retry { delay = record.time } else { duration = record.time }
         notModified = record.notModified
-        error = record.error
+        error = record.errorReference?.takeUnretainedValue().error
         stateSummary = record.state?.summary
         previousStateSummary = record.previousState?.summary
         if kind == .storeNews { itemCount = record.count } else { callers = record.count }

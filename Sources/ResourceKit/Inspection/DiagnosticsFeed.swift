@@ -13,15 +13,21 @@ public import Synchronization
         var pending = DiagnosticBatch()
         /// The record array the consumer gave back, emptied, to collect the next batch in without allocating.
         var spare: [DiagnosticRecord] = []
-        var waiter: CheckedContinuation<DiagnosticBatch?, Never>?
+        var waiter: CheckedContinuation<DiagnosticBatch?, Never>? {
+            didSet { isWaiting = waiter != nil }
+        }
+        /// Whether `waiter` is set, read by every event: reading the optional itself copies it, a retain.
+        var isWaiting = false
         var isFlushScheduled = false
 
         /// Appends; whether a flush must be scheduled for a waiting consumer.
-        mutating func append(_ record: consuming DiagnosticRecord, holding subject: DiagnosticSubject?) -> Bool {
+        mutating func append(
+            _ record: DiagnosticRecord, holding subject: DiagnosticSubject?, _ error: DiagnosticErrorBox?
+        ) -> Bool {
             // Past twice the limit, the oldest go at once: dropping one per event would move them all each time.
             if pending.records.count >= 2 * limit { pending.dropOldest(pending.records.count - limit + 1) }
-            pending.append(record, holding: subject)
-            guard waiter != nil, !isFlushScheduled else { return false }
+            pending.append(record, holding: subject, error)
+            guard isWaiting, !isFlushScheduled else { return false }
             isFlushScheduled = true
             return true
         }
@@ -62,18 +68,26 @@ public import Synchronization
     /// - Parameters:
     ///   - record: The event.
     ///   - subject: What it is about; the listeners hold it for the record.
-    @usableFromInline func emit(_ record: consuming DiagnosticRecord, about subject: DiagnosticSubject?) {
+    ///   - error: The event's error, redacted; the listeners hold it for the record.
+    @usableFromInline func emit(
+        _ record: DiagnosticRecord, about subject: DiagnosticSubject?, error: NetworkError? = nil
+    ) {
         var flushes: [UInt64] = []
+        var record = record
         record.subjectReference = subject.map(Unmanaged.passUnretained)
-        var record = Optional(record)
+        let box = error.map(DiagnosticErrorBox.init)
+        record.errorReference = box.map(Unmanaged.passUnretained)
         state.withLock { state in
-            // Copied to every listener but the last, which takes the record itself.
-            for index in state.listeners.indices {
-                guard let next = index == state.listeners.count - 1 ? record.take() : record else { break }
-                if state.listeners[index].append(next, holding: subject) { flushes.append(state.listeners[index].id) }
+            // A record is bytes: each listener gets a copy.
+            for index in state.listeners.indices where state.listeners[index].append(record, holding: subject, box) {
+                flushes.append(state.listeners[index].id)
             }
         }
-        for id in flushes {
+        scheduleFlushes(flushes)
+    }
+
+    private func scheduleFlushes(_ ids: [UInt64]) {
+        for id in ids {
             _ = Self.flusher.schedule(at: Self.now.now + Self.flushDelay, DiagnosticFlush(feed: self, id: id))
         }
     }
@@ -216,23 +230,25 @@ public struct DiagnosticEvents: AsyncSequence, Sendable {
     }
 }
 
-/// Records, and the subjects they name, held for them: a record does not retain its subject.
+/// Records, and the subjects and errors they name, held for them: a record retains nothing.
 struct DiagnosticBatch: Sendable {
     var records: [DiagnosticRecord] = []
-    /// Every subject of `records`, in order, each once per run of records that name it.
-    private var subjects: [DiagnosticSubject] = []
+    /// Every subject of `records`, in order, each once per run of records that name it, and every error.
+    private var held: [any AnyObject & Sendable] = []
 
     init(records: [DiagnosticRecord] = []) { self.records = records }
 
-    mutating func append(_ record: consuming DiagnosticRecord, holding subject: DiagnosticSubject?) {
-        if let subject, subjects.last !== subject { subjects.append(subject) }
+    mutating func append(_ record: DiagnosticRecord, holding subject: DiagnosticSubject?, _ error: DiagnosticErrorBox?)
+    {
+        if let subject, held.last !== subject { held.append(subject) }
+        if let error { held.append(error) }
         records.append(record)
     }
 
-    /// Drops the oldest `count` records. The newest `n` records name at most `n` runs of subjects: the last `n`
-    /// subjects hold them all.
+    /// Drops the oldest `count` records. The newest `n` records name at most `n` runs of subjects and `n`
+    /// errors: the last `2n` objects hold them all.
     mutating func dropOldest(_ count: Int) {
         records.removeFirst(count)
-        if subjects.count > records.count { subjects.removeFirst(subjects.count - records.count) }
+        if held.count > 2 * records.count { held.removeFirst(held.count - 2 * records.count) }
     }
 }

@@ -25,6 +25,9 @@ public import Observation
     /// States waiting to be yielded, oldest first.
     @usableFromInline var pending: [Delivery] = []
     @usableFromInline var isDelivering = false
+    /// The state as the last diagnostic event described it, and the machine's version then: the next
+    /// state change's `before`, so that a transition that changes nothing describes nothing.
+    @usableFromInline var described: (version: UInt64, state: DiagnosticState)?
 
     @inlinable init(_ machine: Machine) { self.machine = machine }
 }
@@ -83,12 +86,18 @@ extension MachineHost {
     @inlinable func transition<R>(_ event: (inout Machine) -> R) -> R {
         let (result, changed, mustDeliver, news) = storage.withLock { storage in
             let version = storage.machine.version
-            let before = diagnosticsFeed.isActive ? Self.diagnosticState(storage.machine.state) : nil
+            let isListened = diagnosticsFeed.isActive
+            if isListened, storage.described?.version != version {
+                storage.described = (version, Self.diagnosticState(storage.machine.state))
+            }
             let result = event(&storage.machine)
             let news = storage.machine.takeNews()
             guard storage.machine.version != version else { return (result, false, false, news) }
             // Emitted under the lock, so events follow the object's transitions in order.
-            if let before { emitStateChange(from: before, to: storage.machine.state, subject: diagnosticSubject) }
+            if isListened, let before = storage.described?.state {
+                let after = emitStateChange(from: before, to: storage.machine.state, subject: diagnosticSubject)
+                storage.described = (storage.machine.version, after)
+            }
             if !storage.observers.isEmpty {
                 storage.pending.append(.init(observers: storage.observers, state: storage.machine.state))
             }
@@ -105,13 +114,16 @@ extension MachineHost {
 
     // Specialized in the client like the transitions that call them (unspecialized, each event cost metadata
     // lookups), but never inlined: an event in an async frame would grow every operation's task.
+    /// Returns the new state as the event describes it.
     @inlinable @inline(never) func emitStateChange(
         from before: DiagnosticState, to state: Machine.State, subject: DiagnosticSubject
-    ) {
+    ) -> DiagnosticState {
         var record = DiagnosticRecord(.stateChanged)
+        let after = Self.diagnosticState(state)
         record.previousState = before
-        record.state = Self.diagnosticState(state)
+        record.state = after
         diagnosticsFeed.emit(record, about: subject)
+        return after
     }
 
     /// Tells the feed what a caller's ask did: answered from memory, or joined an operation in flight.

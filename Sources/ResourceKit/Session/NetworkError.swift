@@ -63,6 +63,12 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
         /// later: ``NetworkError/queuedChange`` names it.
         public static let queued = Code("queued")
 
+        /// Every code, in the order of ``NetworkError/codeNumber``.
+        static let numbered: [Code] = [
+            .invalidURL, .invalidRequest, .transport, .timeout, .cancelled, .httpStatus, .server, .decoding,
+            .encoding, .invalidResponse, .superseded, .authenticationFailed, .file, .queued,
+        ]
+
         /// The code's name.
         public var description: String { name }
 
@@ -187,22 +193,26 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
     public static func queued(_ change: String) -> NetworkError { NetworkError(kind: .queued(change)) }
 
     /// What went wrong.
-    public var code: Code {
+    public var code: Code { Code.numbered[Int(codeNumber)] }
+
+    /// The code as a number, its place in `Code.numbered`: what a diagnostic record keeps, as it holds no
+    /// reference.
+    @usableFromInline var codeNumber: UInt8 {
         switch kind {
-        case .invalidURL: .invalidURL
-        case .invalidRequest: .invalidRequest
-        case .transport: .transport
-        case .timeout: .timeout
-        case .cancelled: .cancelled
-        case .httpStatus: .httpStatus
-        case .server: .server
-        case .decoding: .decoding
-        case .encoding: .encoding
-        case .invalidResponse: .invalidResponse
-        case .superseded: .superseded
-        case .authenticationFailed: .authenticationFailed
-        case .file: .file
-        case .queued: .queued
+        case .invalidURL: 0
+        case .invalidRequest: 1
+        case .transport: 2
+        case .timeout: 3
+        case .cancelled: 4
+        case .httpStatus: 5
+        case .server: 6
+        case .decoding: 7
+        case .encoding: 8
+        case .invalidResponse: 9
+        case .superseded: 10
+        case .authenticationFailed: 11
+        case .file: 12
+        case .queued: 13
         }
     }
 

@@ -5,12 +5,44 @@
     import Foundation
 #endif
 
-/// A call of `perform(_:)` as its events know it: its id in the registry of calls in flight and, once someone
-/// listens, the request as its events name it, which also holds when its attempt in flight started. Kept in the
-/// call's frame, so that an event costs no registry lookup.
+/// A call of `perform(_:)`: its id in the registry of calls in flight, its attempt and, once someone listens,
+/// the request as its events name it and when its attempt in flight started. Kept in the call's frame, so
+/// that an event costs no registry lookup.
 struct RequestTrace {
     let id: UInt64
     var subject: DiagnosticSubject?
+    /// When the attempt's `requestStarted` was emitted, in nanoseconds of the session's timeline; `Int64.min`
+    /// when it was not.
+    private var attemptStart = Int64.min
+    private var attemptNumber: Int32 = 1
+    /// Whether the call's credentials were refreshed once.
+    var refreshed = false
+
+    /// The attempt in flight, from 1.
+    var attempt: Int {
+        get { Int(attemptNumber) }
+        set { attemptNumber = Int32(clamping: newValue) }
+    }
+
+    init(id: UInt64, subject: DiagnosticSubject? = nil) {
+        self.id = id
+        self.subject = subject
+    }
+
+    /// When the attempt in flight started, if its start was emitted.
+    var attemptStartedAt: Duration? {
+        get { attemptStart == .min ? nil : .nanoseconds(attemptStart) }
+        set { attemptStart = newValue.map(Self.nanoseconds) ?? .min }
+    }
+
+    /// A time as whole nanoseconds, clamped to what 64 bits hold (292 years).
+    private static func nanoseconds(_ time: Duration) -> Int64 {
+        let (seconds, overflow) = time.components.seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return time < .zero ? .min + 1 : .max }
+        let (total, overflowAgain) = seconds.addingReportingOverflow(time.components.attoseconds / 1_000_000_000)
+        if overflowAgain { return time < .zero ? .min + 1 : .max }
+        return max(total, .min + 1)
+    }
 }
 
 /// The log and diagnostic events of `perform(_:)`: built here, in functions that are never
@@ -30,9 +62,8 @@ extension NetworkSession {
         var record = DiagnosticRecord(kind)
         record.requestID = call.id
         record.attempt = attempt
-        record.error = error.map(redaction.redact)
         record.time = delay
-        feed.emit(record, about: subject)
+        feed.emit(record, about: subject, error: error.map(redaction.redact))
     }
 
     /// Registers the call in flight; when someone listens, emits its first attempt's start, with the request as
@@ -42,14 +73,24 @@ extension NetworkSession {
         let method = exchange.request.httpMethod ?? "GET"
         let url = exchange.request.url
         guard feed.isActive else { return RequestTrace(id: inFlight.begin(method: method, url: url, at: now)) }
-        let subject = DiagnosticSubject(method: method, url: redaction.redact(url))
-        subject.attemptStartedAt = now
-        let id = inFlight.begin(method: method, url: url, at: now)
+        let subject = requestSubject(method: method, url: url)
+        var call = RequestTrace(id: inFlight.begin(method: method, url: url, at: now), subject: subject)
+        call.attemptStartedAt = now
         var record = DiagnosticRecord(.requestStarted)
-        record.requestID = id
+        record.requestID = call.id
         record.attempt = 1
         feed.emit(record, about: subject)
-        return RequestTrace(id: id, subject: subject)
+        return call
+    }
+
+    /// The request as events name it: the last call's subject again for the same method and URL (a resource
+    /// read again), a new one otherwise.
+    nonisolated func requestSubject(method: String, url: URL?) -> DiagnosticSubject {
+        if let last = lastRequestSubject.withLock({ $0 }), last.source == url, last.method == method { return last }
+        let subject = DiagnosticSubject(
+            method: method, url: redaction.redact(url), object: nil, itemType: nil, source: url)
+        lastRequestSubject.withLock { $0 = subject }
+        return subject
     }
 
     /// Emits a later attempt's start. The subject is made here when the first listener came after the call
@@ -57,7 +98,7 @@ extension NetworkSession {
     @inline(never) nonisolated func emitStarted(_ call: inout RequestTrace, _ exchange: Exchange, attempt: Int) {
         guard let subject = call.subject ?? inFlight.subject(of: call.id, redaction: redaction) else { return }
         call.subject = subject
-        subject.attemptStartedAt = timeline.now
+        call.attemptStartedAt = timeline.now
         var record = DiagnosticRecord(.requestStarted)
         record.requestID = call.id
         record.attempt = attempt
@@ -65,20 +106,20 @@ extension NetworkSession {
     }
 
     /// Emits nothing for an attempt whose start was not emitted (the first listener came in between).
+    /// Takes the response's numbers, not the response: an optional made of it would be a copy.
     @inline(never) nonisolated func emitFinished(
-        _ call: RequestTrace, _ exchange: Exchange, attempt: Int, response: HTTPResponse?, error: NetworkError?
+        _ call: inout RequestTrace, _ exchange: Exchange, attempt: Int, status: Int?, bytes: Int?, error: NetworkError?
     ) {
-        guard let subject = call.subject, let started = subject.attemptStartedAt else { return }
-        subject.attemptStartedAt = nil
+        guard let subject = call.subject, let started = call.attemptStartedAt else { return }
+        call.attemptStartedAt = nil
         var record = DiagnosticRecord(.requestFinished)
         record.requestID = call.id
         record.attempt = attempt
         record.time = timeline.now - started
-        record.status = response?.statusCode
-        record.bytes = response?.body.count
-        record.notModified = exchange.acceptsNotModified && response?.statusCode == 304
-        record.error = error.map(redaction.redact)
-        feed.emit(record, about: subject)
+        record.status = status
+        record.bytes = bytes
+        record.notModified = exchange.acceptsNotModified && status == 304
+        feed.emit(record, about: subject, error: error.map(redaction.redact))
     }
 
     // Log events are built in synchronous functions, off the async frames every request allocates.

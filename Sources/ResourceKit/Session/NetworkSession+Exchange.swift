@@ -30,22 +30,25 @@ extension NetworkSession {
         _ exchange: Exchange
     ) async throws(NetworkError) -> HTTPResponse {
         let deadline = exchange.deadline.map { timeline.now + $0 }
-        var attempt = 1
-        var refreshed = false
+        // The attempt and whether credentials were refreshed live in the trace: as locals of their own, they
+        // would grow this frame past the task's first allocator slab on the longest paths (see the budgets).
         var call = begin(exchange)
         defer { inFlight.end(call.id) }
         while true {
             let failure: NetworkError
             var failedResponse: HTTPResponse?
-            // The attempt's start time lives in the registry entry, not here: see `emit`.
             // The first attempt's start is emitted by `begin`.
-            if attempt > 1 || refreshed, feed.isActive { emitStarted(&call, exchange, attempt: attempt) }
+            if call.attempt > 1 || call.refreshed, feed.isActive { emitStarted(&call, exchange, attempt: call.attempt) }
             do throws(NetworkError) {
                 let (response, credential) = try await follow(exchange, deadline: deadline)
-                if feed.isActive { emitFinished(call, exchange, attempt: attempt, response: response, error: nil) }
-                if let authentication, let credential, !refreshed, authentication.isFailure(response) {
-                    refreshed = true
-                    try await refresh(authentication, from: credential, call, exchange, attempt, deadline)
+                if feed.isActive {
+                    emitFinished(
+                        &call, exchange, attempt: call.attempt, status: response.statusCode, bytes: response.body.count,
+                        error: nil)
+                }
+                if let authentication, let credential, !call.refreshed, authentication.isFailure(response) {
+                    call.refreshed = true
+                    try await refresh(authentication, from: credential, call, exchange, call.attempt, deadline)
                     continue
                 }
                 if exchange.acceptsNotModified, response.statusCode == 304 { return response }
@@ -58,11 +61,14 @@ extension NetworkSession {
                 }
             } catch {
                 failure = error
-                if feed.isActive { emitFinished(call, exchange, attempt: attempt, response: nil, error: error) }
+                if feed.isActive {
+                    emitFinished(&call, exchange, attempt: call.attempt, status: nil, bytes: nil, error: error)
+                }
             }
             guard
                 let wakeUp = retryInstant(
-                    after: failure, response: failedResponse, attempt: attempt, exchange: exchange, deadline: deadline,
+                    after: failure, response: failedResponse, attempt: call.attempt, exchange: exchange,
+                    deadline: deadline,
                     call: call)
             else { throw failure }
             do {
@@ -70,7 +76,7 @@ extension NetworkSession {
             } catch {
                 throw .cancelled
             }
-            attempt += 1
+            call.attempt += 1
         }
     }
 

@@ -55,6 +55,9 @@ public actor NetworkSession {
     let deadlines: DeadlineScheduler
     // `@usableFromInline`: the inlinable read path reaches it, part of the API surface.
     @usableFromInline let feed = DiagnosticsFeed()
+    /// The request the last call's events named: the next call of the same method and URL names it the same,
+    /// with no new subject to make (and to free on the listener's thread).
+    let lastRequestSubject = Locked<DiagnosticSubject?>(nil)
     let inFlight: InFlightRequests
     /// The session's requests in flight, for an activity indicator (Observation and ``NetworkActivity/updates()``).
     public nonisolated var activity: NetworkActivity { inFlight.activity }

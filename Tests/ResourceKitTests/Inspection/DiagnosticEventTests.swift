@@ -302,6 +302,36 @@ func eventsUntilMarker(_ stream: DiagnosticEvents, session: NetworkSession) asyn
             ])
     }
 
+    /// Errors are held for the kept events like their subjects, past the limit, with each failure's code: the
+    /// record of an event holds neither.
+    @Test func eventsKeptPastTheLimitStillCarryTheirErrors() async throws {
+        let events: DiagnosticEvents
+        let failures: [NetworkError] = [
+            .timeout, .invalidResponse("bad"), .file("gone"),
+            .transport(
+                code: .cannotFindHost, message: "no host"),
+        ]
+        do {
+            let session = makeSession(ScriptedTransport(failures.map { .failure($0) }))
+            events = session.diagnostics(bufferingNewest: 6)
+            let resource = Resource<RemotePost>(session: session)
+            for id in 0..<failures.count { _ = try? await resource.read("\(id)") }
+        }
+        var iterator = events.makeAsyncIterator()
+        var kept: [String] = []
+        for _ in 0..<6 { if let event = await iterator.next() { kept.append(line(event)) } }
+        let last = "http://test.local/api/posts/3"
+        #expect(
+            kept == [
+                "operationFinished | Resource<RemotePost> | callers 1",
+                "stateChanged | Resource<RemotePost> | failure(file) → loading",
+                "requestStarted | GET | \(last) | attempt 1",
+                "requestFinished | GET | \(last) | attempt 1 | error transport",
+                "stateChanged | Resource<RemotePost> | loading → failure(transport)",
+                "operationFinished | Resource<RemotePost> | callers 1",
+            ])
+    }
+
     /// Two listeners each get every event, named, whichever reads first.
     @Test func everyListenerGetsEveryEvent() async throws {
         let session = makeSession(ScriptedTransport([.status(200, json: json(post))]))
