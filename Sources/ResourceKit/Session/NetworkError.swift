@@ -24,68 +24,6 @@ public import Foundation
 /// with the static members named after their code (`.timeout`, `.httpStatus(code:body:headers:)`…) and
 /// compare with `==`, so `#expect(throws: NetworkError.timeout)` and `catch .cancelled` read as before.
 public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// What went wrong, in a set that may grow: a `switch` over it needs a `default`.
-    public struct Code: Sendable, Hashable, Codable, CustomStringConvertible {
-        /// The code's stable name, as in `"httpStatus"`: what a snapshot or a log records.
-        public let name: String
-
-        init(_ name: String) { self.name = name }
-
-        /// A URL could not be built: a bad base URL, a path that does not form a URL, or a malformed
-        /// `Link`.
-        public static let invalidURL = Code("invalidURL")
-        /// The request could not be built from what the caller gave.
-        public static let invalidRequest = Code("invalidRequest")
-        /// The transport failed before a complete response arrived; ``NetworkError/transportCode`` says how.
-        public static let transport = Code("transport")
-        /// The request did not complete within its time limit.
-        public static let timeout = Code("timeout")
-        /// The calling task was cancelled.
-        public static let cancelled = Code("cancelled")
-        /// The server answered with a status the validation provider does not accept.
-        public static let httpStatus = Code("httpStatus")
-        /// A validation provider decoded the server's own error (``NetworkError/serverError``).
-        public static let server = Code("server")
-        /// The response body could not be decoded into the expected type.
-        public static let decoding = Code("decoding")
-        /// The request body could not be encoded.
-        public static let encoding = Code("encoding")
-        /// The server's answer was well formed but cannot be used.
-        public static let invalidResponse = Code("invalidResponse")
-        /// A newer operation replaced what this one worked on.
-        public static let superseded = Code("superseded")
-        /// The session's ``Authenticator`` failed to refresh a rejected credential
-        /// (``NetworkError/underlyingError`` is the refresh's error).
-        public static let authenticationFailed = Code("authenticationFailed")
-        /// A file of a transfer could not be read or written: ``NetworkError/file(_:)``.
-        public static let file = Code("file")
-        /// A change made while the server was unreachable was kept in the store's ``Outbox``, to be sent
-        /// later: ``NetworkError/queuedChange`` names it.
-        public static let queued = Code("queued")
-
-        /// Every code, in the order of ``NetworkError/codeNumber``.
-        static let numbered: [Code] = [
-            .invalidURL, .invalidRequest, .transport, .timeout, .cancelled, .httpStatus, .server, .decoding,
-            .encoding, .invalidResponse, .superseded, .authenticationFailed, .file, .queued,
-        ]
-
-        /// The code's name.
-        public var description: String { name }
-
-        /// Decodes a code from its name.
-        /// - Parameter decoder: The decoder to read from.
-        public init(from decoder: any Decoder) throws {
-            self.init(try decoder.singleValueContainer().decode(String.self))
-        }
-
-        /// Encodes the code as its name.
-        /// - Parameter encoder: The encoder to write to.
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            try container.encode(name)
-        }
-    }
-
     /// The storage: one case per code, with what that code carries. Internal, so that it can grow.
     @usableFromInline indirect enum Kind: Sendable {
         case invalidURL(String)
@@ -191,30 +129,6 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
     /// sends it later.
     /// - Parameter change: The ``PendingChange/id`` of the kept change (its `Idempotency-Key`).
     public static func queued(_ change: String) -> NetworkError { NetworkError(kind: .queued(change)) }
-
-    /// What went wrong.
-    public var code: Code { Code.numbered[Int(codeNumber)] }
-
-    /// The code as a number, its place in `Code.numbered`: what a diagnostic record keeps, as it holds no
-    /// reference.
-    @usableFromInline var codeNumber: UInt8 {
-        switch kind {
-        case .invalidURL: 0
-        case .invalidRequest: 1
-        case .transport: 2
-        case .timeout: 3
-        case .cancelled: 4
-        case .httpStatus: 5
-        case .server: 6
-        case .decoding: 7
-        case .encoding: 8
-        case .invalidResponse: 9
-        case .superseded: 10
-        case .authenticationFailed: 11
-        case .file: 12
-        case .queued: 13
-        }
-    }
 
     /// The detail of the error without its code's prefix: the invalid URL's or request's detail, the
     /// transport's or coder's message, the server's message; empty when the code says it all.

@@ -1,0 +1,89 @@
+// A network error's code: the stable part of an error, what callers switch on.
+
+extension NetworkError {
+    /// What went wrong, in a set that may grow: a `switch` over it needs a `default`.
+    public struct Code: Sendable, Hashable, Codable, CustomStringConvertible {
+        /// The code's stable name, as in `"httpStatus"`: what a snapshot or a log records.
+        public let name: String
+
+        init(_ name: String) { self.name = name }
+
+        /// A URL could not be built: a bad base URL, a path that does not form a URL, or a malformed
+        /// `Link`.
+        public static let invalidURL = Code("invalidURL")
+        /// The request could not be built from what the caller gave.
+        public static let invalidRequest = Code("invalidRequest")
+        /// The transport failed before a complete response arrived; ``NetworkError/transportCode`` says how.
+        public static let transport = Code("transport")
+        /// The request did not complete within its time limit.
+        public static let timeout = Code("timeout")
+        /// The calling task was cancelled.
+        public static let cancelled = Code("cancelled")
+        /// The server answered with a status the validation provider does not accept.
+        public static let httpStatus = Code("httpStatus")
+        /// A validation provider decoded the server's own error (``NetworkError/serverError``).
+        public static let server = Code("server")
+        /// The response body could not be decoded into the expected type.
+        public static let decoding = Code("decoding")
+        /// The request body could not be encoded.
+        public static let encoding = Code("encoding")
+        /// The server's answer was well formed but cannot be used.
+        public static let invalidResponse = Code("invalidResponse")
+        /// A newer operation replaced what this one worked on.
+        public static let superseded = Code("superseded")
+        /// The session's ``Authenticator`` failed to refresh a rejected credential
+        /// (``NetworkError/underlyingError`` is the refresh's error).
+        public static let authenticationFailed = Code("authenticationFailed")
+        /// A file of a transfer could not be read or written: ``NetworkError/file(_:)``.
+        public static let file = Code("file")
+        /// A change made while the server was unreachable was kept in the store's ``Outbox``, to be sent
+        /// later: ``NetworkError/queuedChange`` names it.
+        public static let queued = Code("queued")
+
+        /// Every code, in the order of ``NetworkError/codeNumber``.
+        static let numbered: [Code] = [
+            .invalidURL, .invalidRequest, .transport, .timeout, .cancelled, .httpStatus, .server, .decoding,
+            .encoding, .invalidResponse, .superseded, .authenticationFailed, .file, .queued,
+        ]
+
+        /// The code's name.
+        public var description: String { name }
+
+        /// Decodes a code from its name.
+        /// - Parameter decoder: The decoder to read from.
+        public init(from decoder: any Decoder) throws {
+            self.init(try decoder.singleValueContainer().decode(String.self))
+        }
+
+        /// Encodes the code as its name.
+        /// - Parameter encoder: The encoder to write to.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(name)
+        }
+    }
+
+    /// What went wrong.
+    public var code: Code { Code.numbered[Int(codeNumber)] }
+
+    /// The code as a number, its place in `Code.numbered`: what a diagnostic record keeps, as it holds no
+    /// reference.
+    @usableFromInline var codeNumber: UInt8 {
+        switch kind {
+        case .invalidURL: 0
+        case .invalidRequest: 1
+        case .transport: 2
+        case .timeout: 3
+        case .cancelled: 4
+        case .httpStatus: 5
+        case .server: 6
+        case .decoding: 7
+        case .encoding: 8
+        case .invalidResponse: 9
+        case .superseded: 10
+        case .authenticationFailed: 11
+        case .file: 12
+        case .queued: 13
+        }
+    }
+}
