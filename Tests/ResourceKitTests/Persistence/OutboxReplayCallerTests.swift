@@ -153,3 +153,37 @@ extension OutboxTests {
         _ = store
     }
 }
+
+/// What a kept change stores on disk, and what it does not.
+extension OutboxTests {
+    @Test func aKeptChangeStoresNoCredentialOfTheSessionsAdapters() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let outboxStorage = try FileEntryStorage(
+            directory: directory.appendingPathComponent("outbox"), maximumBytes: .max)
+        let persistence = StorePersistence(
+            storage: try FileEntryStorage(directory: directory.appendingPathComponent("entries")),
+            outbox: outboxStorage, writeDelay: .milliseconds(100))
+        let session = NetworkSession(
+            baseURL: "http://test.local/api", transport: backend,
+            adapters: [BearerTokenAdapter(token: "session-secret-token")], timeLimit: nil)
+        let store = ResourceStore(session: session, persistence: persistence)
+        store.queueWhenOffline(RemotePost.self)
+        let post = store.resource(RemotePost.self, id: "42")
+        try await post.read("42")
+        let (_, id) = try await keepOffline(post, Post(id: "42", title: "Edited"))
+        let keys = try outboxStorage.allKeys()
+        #expect(keys.count == 1)
+        let stored = try #require(try outboxStorage.entry(for: keys[0])).value
+        #expect(!String(decoding: stored, as: UTF8.self).contains("session-secret-token"))
+        let record = try #require(try JSONSerialization.jsonObject(with: stored) as? [String: Any])
+        let headers = try #require(record["headers"] as? [[String: String]])
+        // The endpoint's own headers, and the key; what adapters add is added again when it is sent.
+        #expect(headers.map { $0["name"] } == ["Idempotency-Key"])
+        backend.isReachable = true
+        await store.outbox?.replay()
+        let write = try #require(writes.last)
+        #expect(write.headers["Authorization"] == "Bearer session-secret-token")
+        #expect(write.headers["Idempotency-Key"] == id)
+        #expect(try serverPost("42")?.title == "Edited")
+    }
+}
