@@ -61,6 +61,8 @@ extension InMemoryBackend {
 
     /// Like ``send(_:)``, but the realtime endpoint answers with its event stream as it comes.
     public func stream(_ request: URLRequest) async throws(NetworkError) -> StreamedResponse {
+        // A streamed body (a file, a form with files) is read here, so that stubs and the log see its bytes.
+        let request = try request.readingBodyStream()
         let parsed = ParsedRequest(request)
         let isRealtime = state.withLock { state in
             guard parsed.method == .get, let path = state.realtimePath, parsed.recorded.path == path else {

@@ -10,6 +10,8 @@ public import ResourceKit
 extension InMemoryBackend {
     /// Answers a request like a REST server would. Never throws for a bad request: it answers `4xx`.
     public func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
+        // A streamed body (a file, a form with files) is read here, so that stubs and the log see its bytes.
+        let request = try request.readingBodyStream()
         let parsed = ParsedRequest(request)
         guard state.withLock({ $0.isReachable }) else {
             throw .transport(code: .notConnectedToInternet, message: "the in-memory backend is unreachable")

@@ -70,6 +70,8 @@ extension StubTransport {
     /// Like ``send(_:)``; a stub made with ``stubStreaming(_:_:responder:)`` or `chunks:` answers with its body as it comes, any
     /// other with its whole body as one chunk.
     public func stream(_ request: URLRequest) async throws(NetworkError) -> StreamedResponse {
+        // A streamed body (a file, a form with files) is read here, so that stubs and the log see its bytes.
+        let request = try request.readingBodyStream()
         let route = try route(for: request)
         do {
             if let streamer = route.streamer { return try await streamer(request) }

@@ -252,6 +252,8 @@ public final class StubTransport: HTTPTransport {
     /// - Throws: `NetworkError/transport(code:message:)` (`unsupportedURL`) when no stub matches, naming the
     ///   method, path and query; or what the stub's responder throws, mapped with `NetworkError.init(_:)`.
     public func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
+        // A streamed body (a file, a form with files) is read here, so that stubs and the log see its bytes.
+        let request = try request.readingBodyStream()
         let route = try route(for: request)
         do {
             return try await route.responder(request)

@@ -15,6 +15,8 @@ final class RecordingServer: Sendable {
         var method: String
         var path: String
         var headers: HTTPHeaders
+        /// The body, by its `Content-Length` or decoded from `Transfer-Encoding: chunked`.
+        var body = Data()
     }
 
     struct Answer: Sendable {
@@ -68,21 +70,12 @@ final class RecordingServer: Sendable {
     }
 }
 
-/// Reads one request: the head up to its blank line and, by its `Content-Length`, the body (discarded).
+/// Reads one request: the head up to its blank line and its body, by its `Content-Length` or its chunks (at
+/// most 256 MB, read in bounded loops).
 private func readRequest(_ client: Int32) -> RecordingServer.Request? {
-    var received: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    let blankLine = Array("\r\n\r\n".utf8)
-    var headEnd: Int?
-    for _ in 0..<256 {
-        let count = read(client, &buffer, buffer.count)
-        guard count > 0 else { return nil }
-        received += buffer[0..<count]
-        headEnd = received.indices.dropLast(3).first { Array(received[$0..<($0 + 4)]) == blankLine }
-        if headEnd != nil { break }
-    }
-    guard let headEnd else { return nil }
-    let lines = String(decoding: received[0..<headEnd], as: UTF8.self).components(separatedBy: "\r\n")
+    var reader = SocketReader(client: client)
+    guard let head = reader.line(upTo: Array("\r\n\r\n".utf8)) else { return nil }
+    let lines = String(decoding: head, as: UTF8.self).components(separatedBy: "\r\n")
     let start = lines[0].split(separator: " ")
     guard start.count >= 2 else { return nil }
     var headers = HTTPHeaders()
@@ -90,14 +83,76 @@ private func readRequest(_ client: Int32) -> RecordingServer.Request? {
         guard let colon = line.firstIndex(of: ":") else { continue }
         headers[String(line[..<colon])] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
     }
-    var remaining = (headers["Content-Length"].flatMap { Int($0) } ?? 0) - (received.count - headEnd - 4)
-    for _ in 0..<256 {
-        guard remaining > 0 else { break }
-        let count = read(client, &buffer, buffer.count)
-        guard count > 0 else { break }
-        remaining -= count
+    var body = Data()
+    if headers["Transfer-Encoding"]?.lowercased() == "chunked" {
+        for _ in 0..<1_000_000 {
+            guard let sizeLine = reader.line(upTo: Array("\r\n".utf8)),
+                let size = Int(String(decoding: sizeLine, as: UTF8.self).split(separator: ";")[0], radix: 16),
+                size >= 0, body.count + size <= 256 << 20
+            else { return nil }
+            if size == 0 {
+                _ = reader.line(upTo: Array("\r\n".utf8))
+                break
+            }
+            guard let chunk = reader.bytes(size), reader.bytes(2) != nil else { return nil }
+            body.append(contentsOf: chunk)
+        }
+    } else if let length = headers["Content-Length"].flatMap({ Int($0) }), length > 0, length <= 256 << 20 {
+        guard let bytes = reader.bytes(length) else { return nil }
+        body = Data(bytes)
     }
-    return RecordingServer.Request(method: String(start[0]), path: String(start[1]), headers: headers)
+    return RecordingServer.Request(method: String(start[0]), path: String(start[1]), headers: headers, body: body)
+}
+
+/// Reads a socket through a buffer, in bounded loops.
+private struct SocketReader {
+    let client: Int32
+    var received: [UInt8] = []
+    var position = 0
+
+    /// More bytes; `false` at the end or on an error.
+    private mutating func fill() -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let count = read(client, &buffer, buffer.count)
+        guard count > 0 else { return false }
+        if position > 0 {
+            received.removeFirst(position)
+            position = 0
+        }
+        received += buffer[0..<count]
+        return true
+    }
+
+    /// The bytes up to `terminator`, which is consumed; `nil` when it never comes within 64 KB.
+    mutating func line(upTo terminator: [UInt8]) -> [UInt8]? {
+        var searched = position
+        for _ in 0..<64 {
+            let end = received.count - terminator.count
+            if end >= searched {
+                for index in searched...end where received[index..<(index + terminator.count)].elementsEqual(terminator)
+                {
+                    let line = Array(received[position..<index])
+                    position = index + terminator.count
+                    return line
+                }
+                searched = end + 1
+            }
+            let offset = position
+            guard fill() else { return nil }
+            searched -= offset
+        }
+        return nil
+    }
+
+    /// Exactly `count` bytes; `nil` when the connection ends first.
+    mutating func bytes(_ count: Int) -> [UInt8]? {
+        while received.count - position < count {
+            guard fill() else { return nil }
+        }
+        let bytes = Array(received[position..<(position + count)])
+        position += count
+        return bytes
+    }
 }
 
 #if canImport(Glibc)

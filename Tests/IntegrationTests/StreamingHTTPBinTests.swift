@@ -190,4 +190,52 @@ struct MultipartHTTPBinTests {
         #expect(echo.form == ["title": "Holiday", "note": "naïve ☀︎"])
         #expect(echo.files == ["one": "first file", "two": "second file"])
     }
+
+    static func textFile(_ text: String) throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("httpbin-\(UUID().uuidString).txt")
+        try Data(text.utf8).write(to: url)
+        return url
+    }
+
+    @Test func filesAppendedByURLArriveStreamedFromDisk() async throws {
+        let long = String(repeating: "line of the first file\n", count: 20_000)
+        var form = MultipartForm()
+        form.append("Holiday", name: "title")
+        form.append(contentsOf: try Self.textFile(long), name: "one", contentType: "text/plain")
+        form.append(contentsOf: try Self.textFile("second file"), name: "two", contentType: "text/plain")
+        let echo: Echo = try await HTTPBin.session(adapters: []).send(
+            Endpoint(.post, "anything", body: .multipart(form)))
+        #expect(echo.form == ["title": "Holiday"])
+        #expect(echo.files == ["one": long, "two": "second file"])
+    }
+
+    struct DataEcho: Decodable {
+        var data: String
+        var headers: [String: String]
+    }
+
+    @Test func aFileBodyArrivesWholeAndA307RepeatsItButNotAStream() async throws {
+        let session = HTTPBin.session(adapters: [])
+        let text = String(repeating: "0123456789", count: 30_000)
+        let file = try Self.textFile(text)
+        let direct: DataEcho = try await session.send(
+            Endpoint(.post, "anything", body: .file(file, contentType: "text/plain")))
+        #expect(direct.data == text)
+        #expect(direct.headers["Content-Type"] == "text/plain")
+        // httpbin's redirect-to answers any method; a 307 repeats the method and the body.
+        let redirect = Endpoint(
+            .post, "redirect-to", query: ["url": "/anything", "status_code": "307"],
+            body: .file(file, contentType: "text/plain"))
+        let repeated: DataEcho = try await session.send(redirect)
+        #expect(repeated.data == text)
+        let stream = try #require(InputStream(url: file))
+        var once = redirect
+        once.body = .stream(stream, contentType: "text/plain")
+        do {
+            _ = try await session.send(once, as: DataEcho.self)
+            Issue.record("a stream was sent again after a 307")
+        } catch {
+            #expect(error.transportCode == .requestBodyStreamExhausted)
+        }
+    }
 }

@@ -27,6 +27,18 @@ public struct Endpoint: Sendable {
     public var timeLimit: Duration?
     /// How this request is retried, replacing the session's ``RetryPolicy``.
     public var retry: RetryPolicy?
+    /// Where the upload of this request's body reports how far it has come: the bytes handed to the
+    /// transport, restarted at zero by each attempt and redirect that sends the body again, and finished when
+    /// the call ends. With a progress, the body is streamed, whatever its kind, so that it can be counted; a
+    /// body streamed anyway (``RequestBody/file(_:contentType:)``, a ``MultipartForm`` with files) is counted
+    /// with or without one. Use one progress per call.
+    public var uploadProgress: TransferProgress?
+    /// How long the transfer may go without a byte sent or received before the transport ends it, for this
+    /// request: the `URLRequest`'s `timeoutInterval`, whole seconds rounded up, which `URLSession` measures as
+    /// inactivity. `nil` (the default) leaves it to the time limit and to the transport's own timeout
+    /// (``URLSessionTransport/init(timeout:maximumConnectionsPerHost:cookieStorage:)``). Transports of the
+    /// testing kit ignore it.
+    public var inactivityTimeout: Duration?
     /// How this request's redirects are followed, replacing the session's ``RedirectPolicy``; `nil` keeps the
     /// session's, ``RedirectPolicy/never`` follows none.
     public var redirects: RedirectPolicy?
@@ -169,6 +181,8 @@ public struct RequestBody: Sendable, Equatable {
         case data(Data, contentType: String)
         case form([URLQueryItem])
         case multipart(MultipartForm)
+        case file(URL, contentType: String)
+        case stream(OneShotStream, contentType: String)
     }
 
     let kind: Kind
@@ -189,18 +203,60 @@ public struct RequestBody: Sendable, Equatable {
     /// - Parameter items: The fields, in order.
     public static func form(_ items: [URLQueryItem]) -> RequestBody { RequestBody(kind: .form(items)) }
 
+    /// A file, streamed from disk as the transport sends it, never read whole into memory.
+    ///
+    /// The file is checked when the request is built: a URL that is not a file URL, or a file that is missing,
+    /// not a regular file or not readable, fails with ``NetworkError/file(_:)`` before anything is sent. It is
+    /// read again from its start for each attempt the ``RetryPolicy`` makes and for a `307`/`308` redirect. The
+    /// body is sent without a `Content-Length` (with `Transfer-Encoding: chunked` on Linux, whose `URLSession`
+    /// sends no length for a streamed body). See <doc:Transfers> for the time limits of a long upload.
+    /// - Parameters:
+    ///   - url: The file.
+    ///   - contentType: The `Content-Type` header's value.
+    public static func file(_ url: URL, contentType: String = "application/octet-stream") -> RequestBody {
+        RequestBody(kind: .file(url, contentType: contentType))
+    }
+
+    /// A stream of bytes, read once as the transport sends it.
+    ///
+    /// A stream cannot be read twice, so a request with this body is sent once: no ``RetryPolicy`` repeats it,
+    /// and a `307`/`308` redirect, which would repeat the body, fails with
+    /// ``NetworkError/transport(code:message:)`` (`requestBodyStreamExhausted`). A `301`/`302` of a `POST` and
+    /// a `303`, which continue without the body, are followed. Give the stream to no one else: the transport
+    /// opens, reads and closes it. Prefer ``file(_:contentType:)`` for a file: it can be sent again.
+    /// - Parameters:
+    ///   - stream: The stream, not yet opened.
+    ///   - contentType: The `Content-Type` header's value.
+    public static func stream(_ stream: InputStream, contentType: String = "application/octet-stream")
+        -> RequestBody
+    {
+        RequestBody(kind: .stream(OneShotStream(stream), contentType: contentType))
+    }
+
+    /// Whether the body is sent as a stream (a file, a form with files, a stream) rather than bytes built in
+    /// memory.
+    var streams: Bool {
+        switch kind {
+        case .file, .stream: return true
+        case .multipart(let form): return form.streams
+        case .json, .data, .form: return false
+        }
+    }
+
     var isEmpty: Bool {
         if case .data(let data, _) = kind { return data.isEmpty }
         return false
     }
 
-    /// Raw, form and multipart bodies compare by content; JSON bodies never compare equal, as their values are
-    /// opaque.
+    /// Raw, form and multipart bodies compare by content, file bodies by URL and content type, stream bodies by
+    /// the stream's identity; JSON bodies never compare equal, as their values are opaque.
     public static func == (lhs: RequestBody, rhs: RequestBody) -> Bool {
         switch (lhs.kind, rhs.kind) {
         case (.data(let a, let typeA), .data(let b, let typeB)): return a == b && typeA == typeB
         case (.form(let a), .form(let b)): return a == b
         case (.multipart(let a), .multipart(let b)): return a == b
+        case (.file(let a, let typeA), .file(let b, let typeB)): return a == b && typeA == typeB
+        case (.stream(let a, let typeA), .stream(let b, let typeB)): return a === b && typeA == typeB
         default: return false
         }
     }

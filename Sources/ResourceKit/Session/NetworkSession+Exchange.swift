@@ -137,6 +137,8 @@ extension NetworkSession {
         let policy = exchange.retry
         let now = timeline.now
         guard attempt < policy.maximumAttempts, !Task.isCancelled,
+            // A stream body was read by the attempt that failed, and cannot be read again.
+            (exchange.request.httpBodyStream as? BodyInputStream)?.body.isReplayable ?? true,
             policy.allows(
                 method: exchange.request.httpMethod ?? "GET", headers: exchange.request.allHTTPHeaderFields ?? [:]),
             policy.isRetryable(failure, response: response),
@@ -163,6 +165,10 @@ extension NetworkSession {
         var hops = 0
         while true {
             var outgoing = hop
+            // A streamed body is read by the transport: each hop and attempt gets a fresh stream of it.
+            if let body = hop.httpBodyStream as? BodyInputStream {
+                outgoing.httpBodyStream = try body.body.makeStream()
+            }
             var credential: (any Sendable)?
             if (!adapters.isEmpty || authentication != nil), credentialScope.contains(hop.url, base: exchange.base) {
                 for adapter in adapters {
@@ -176,9 +182,15 @@ extension NetworkSession {
             if logger.minimumLevel <= .debug { logRequest(outgoing, url: url) }
             if Task.isCancelled { throw .cancelled }
             let start = ContinuousClock.now
-            var response =
-                exchange.streams
-                ? try await stream(outgoing, deadline: deadline) : try await send(outgoing, deadline: deadline)
+            var response: HTTPResponse
+            do throws(NetworkError) {
+                response =
+                    exchange.streams
+                    ? try await stream(outgoing, deadline: deadline) : try await send(outgoing, deadline: deadline)
+            } catch {
+                // A file that could not be read says so, rather than the transport's aborted transfer.
+                throw (outgoing.httpBodyStream as? BodyInputStream)?.body.takeFailure() ?? error
+            }
             // A transport that reports no URL answered the request sent: relative `Link`s resolve against it.
             if response.url == nil { response.url = outgoing.url }
             if logger.minimumLevel <= .debug { logResponse(response, url: url, duration: ContinuousClock.now - start) }
@@ -191,10 +203,23 @@ extension NetworkSession {
                     message: "more than \(exchange.redirects.maximumHops) redirects")
             }
             hops += 1
+            try Self.checkBodyCanBeRepeated(next, after: response, redaction: redaction)
             if logger.minimumLevel <= .debug { logRedirect(response, from: url, to: next) }
             addCredentials(to: &next, of: exchange)
             hop = next
         }
+    }
+
+    /// Fails a redirect that would send a stream body again (a `307`/`308`): a stream can be read once.
+    @inline(never)
+    private static func checkBodyCanBeRepeated(
+        _ next: URLRequest, after response: HTTPResponse, redaction: LogRedaction
+    ) throws(NetworkError) {
+        guard let body = next.httpBodyStream as? BodyInputStream, !body.body.isReplayable else { return }
+        throw .transport(
+            code: .requestBodyStreamExhausted,
+            message: "the \(response.statusCode) redirect to \(redaction.redact(next.url)) asks for the body again, "
+                + "and a stream body can be sent once")
     }
 
     /// Gives a redirect hop, which carries no credential header, those a direct request to its URL gets: the

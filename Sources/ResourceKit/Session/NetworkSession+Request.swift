@@ -54,7 +54,7 @@ extension NetworkSession {
         if endpoint.method != .get { request.httpMethod = endpoint.method.rawValue }
         // The session enforces the deadline; the transport's own timer must not end the request first
         // (Linux truncates it to whole seconds, so 0.8 would mean at once): whole seconds, rounded up.
-        if let limit = NetworkSession.deadline(endpoint.timeLimit) {
+        if let limit = NetworkSession.deadline(endpoint.inactivityTimeout ?? endpoint.timeLimit) {
             request.timeoutInterval = limit.seconds.rounded(.up)
         }
 
@@ -73,9 +73,17 @@ extension NetworkSession {
             headers = headers.merging(defaultHeaders)
         }
         if let body = endpoint.body {
-            let (data, contentType) = try encode(body)
-            request.httpBody = data
-            headers["Content-Type"] = contentType
+            if body.streams || endpoint.uploadProgress != nil {
+                let (upload, contentType) = try uploadBody(body, progress: endpoint.uploadProgress)
+                // The stream every hop's own is made from (`follow`); sent as it is by a caller of
+                // `makeURLRequest(for:)`.
+                request.httpBodyStream = BodyInputStream(upload, claimed: nil)
+                headers["Content-Type"] = contentType
+            } else {
+                let (data, contentType) = try encode(body)
+                request.httpBody = data
+                headers["Content-Type"] = contentType
+            }
         }
         headers = headers.merging(endpoint.headers)
         // One assignment instead of a `setValue` per header: each one is a bridged call on Linux.
@@ -120,6 +128,25 @@ extension NetworkSession {
         try encode(body)
     }
 
+    /// A body as the pieces of a streamed upload, and its content type. Files are checked now: the request
+    /// fails before anything is sent when one cannot be read.
+    private nonisolated func uploadBody(
+        _ body: RequestBody, progress: TransferProgress?
+    ) throws(NetworkError) -> (UploadBody, String) {
+        switch body.kind {
+        case .file(let url, let contentType):
+            let size = try UploadBody.size(ofFileAt: url)
+            return (UploadBody(pieces: [.file(url, size: size, delimiter: nil)], progress: progress), contentType)
+        case .stream(let stream, let contentType):
+            return (UploadBody(pieces: [.stream(stream)], progress: progress), contentType)
+        case .multipart(let form):
+            return (UploadBody(pieces: try form.pieces(), progress: progress), form.contentType)
+        case .json, .data, .form:
+            let (data, contentType) = try encode(body)
+            return (UploadBody(pieces: [.bytes(data)], progress: progress), contentType)
+        }
+    }
+
     private nonisolated func encode(_ body: RequestBody) throws(NetworkError) -> (Data, String) {
         switch body.kind {
         case .json(let value):
@@ -137,6 +164,15 @@ extension NetworkSession {
             return (Data(text.utf8), "application/x-www-form-urlencoded")
         case .multipart(let form):
             return (try form.encoded(), form.contentType)
+        case .file(let url, let contentType):
+            _ = try UploadBody.size(ofFileAt: url)
+            do {
+                return (try Data(contentsOf: url), contentType)
+            } catch {
+                throw .file("cannot read \(url.path): \(error.localizedDescription)")
+            }
+        case .stream:
+            throw .invalidRequest("a stream body can be sent once, so it cannot be kept to be sent later")
         }
     }
 }

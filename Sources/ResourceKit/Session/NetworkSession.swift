@@ -179,11 +179,25 @@ public actor NetworkSession {
     /// - Returns: The response.
     /// - Throws: ``NetworkError``, including the validation provider's verdict.
     public nonisolated func response(for endpoint: Endpoint) async throws(NetworkError) -> HTTPResponse {
+        if endpoint.uploadProgress != nil || endpoint.body?.streams == true { return try await upload(endpoint) }
         let (request, base) = try await buildRequest(for: endpoint)
         let deadline = Self.deadline(endpoint.timeLimit ?? timeLimit)
         let exchange = Exchange(
             request: request, base: base, ownCredentials: Redirect.credentials(in: endpoint.headers),
             redirects: endpoint.redirects ?? redirects, retry: endpoint.retry ?? retry, deadline: deadline)
+        return try await perform(exchange)
+    }
+
+    /// Sends an endpoint whose body streams. The session's time limit does not apply (a healthy upload may
+    /// take minutes): the endpoint's own ``Endpoint/timeLimit`` does, and the transport's inactivity timeout.
+    /// Its ``Endpoint/uploadProgress`` finishes when the call ends.
+    private nonisolated func upload(_ endpoint: Endpoint) async throws(NetworkError) -> HTTPResponse {
+        defer { endpoint.uploadProgress?.finish() }
+        let (request, base) = try await buildRequest(for: endpoint)
+        let exchange = Exchange(
+            request: request, base: base, ownCredentials: Redirect.credentials(in: endpoint.headers),
+            redirects: endpoint.redirects ?? redirects, retry: endpoint.retry ?? retry,
+            deadline: Self.deadline(endpoint.timeLimit))
         return try await perform(exchange)
     }
 

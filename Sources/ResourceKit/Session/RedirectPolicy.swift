@@ -127,6 +127,7 @@ enum Redirect {
         if becomesGET {
             next.httpMethod = "GET"
             next.httpBody = nil
+            next.httpBodyStream = nil
             next.setValue(nil, forHTTPHeaderField: "Content-Type")
             next.setValue(nil, forHTTPHeaderField: "Content-Length")
         }

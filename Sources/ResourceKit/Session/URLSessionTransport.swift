@@ -308,4 +308,14 @@ private final class TaskHandle: NSObject, URLSessionTaskDelegate, StoppableReque
         }
     }
 
+    /// `URLSession` sends a streamed body again from its start (a connection that closed as it was reused):
+    /// a fresh stream of the same body, or none for a stream of the caller's, which cannot be read twice.
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
+    ) {
+        completionHandler((task.originalRequest?.httpBodyStream as? BodyInputStream)?.restarted())
+    }
+
 }

@@ -1,0 +1,330 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+#if canImport(FoundationNetworking)
+    import Foundation
+    package import FoundationNetworking
+#else
+    package import Foundation
+#endif
+
+/// A request body that is sent as a stream: its pieces, in memory or in files, read as the transport sends
+/// them. One per call, made when the request is built; every attempt and every redirect hop that repeats
+/// the body reads it again through a fresh ``BodyInputStream``.
+final class UploadBody: Sendable {
+    /// A piece of the body.
+    enum Piece: Sendable {
+        case bytes(Data)
+        /// A file, read from the start when its piece comes. `delimiter`, when set, must not occur in it: a
+        /// multipart boundary.
+        case file(URL, size: Int, delimiter: Data?)
+        /// A stream of the caller's, which can be read once.
+        case stream(OneShotStream)
+    }
+
+    let pieces: [Piece]
+    /// The body's length in bytes, when every piece's is known.
+    let length: Int?
+    let progress: TransferProgress?
+    /// Whether every piece can be read again: no stream of the caller's.
+    let isReplayable: Bool
+    /// What made the last stream fail, if it did: a file that vanished, a boundary found in a file.
+    private let failure = Locked<NetworkError?>(nil)
+
+    init(pieces: [Piece], progress: TransferProgress?) {
+        self.pieces = pieces
+        self.progress = progress
+        var length = 0
+        var known = true
+        var replayable = true
+        for piece in pieces {
+            switch piece {
+            case .bytes(let data): length += data.count
+            case .file(_, let size, _): length += size
+            case .stream:
+                known = false
+                replayable = false
+            }
+        }
+        self.length = known ? length : nil
+        self.isReplayable = replayable
+    }
+
+    deinit { progress?.finish() }
+
+    /// A fresh stream of the whole body, the progress restarted at zero.
+    /// - Throws: ``NetworkError/transport(code:message:)`` (`requestBodyStreamExhausted`) when the body
+    ///   holds a stream of the caller's that was read already.
+    func makeStream() throws(NetworkError) -> BodyInputStream {
+        guard let streams = claimStreams() else { throw Self.exhausted }
+        failure.withLock { $0 = nil }
+        progress?.start(completed: 0, expected: length)
+        return BodyInputStream(self, claimed: streams)
+    }
+
+    /// The caller's streams of the stream pieces, in order; `nil` when one was claimed already.
+    func claimStreams() -> [InputStream]? {
+        var streams: [InputStream] = []
+        for piece in pieces {
+            guard case .stream(let oneShot) = piece else { continue }
+            guard let stream = oneShot.take() else { return nil }
+            streams.append(stream)
+        }
+        return streams
+    }
+
+    static let exhausted = NetworkError.transport(
+        code: .requestBodyStreamExhausted,
+        message: "the request body is a stream, which was sent once and cannot be sent again")
+
+    /// The error the last stream failed with, if it did; cleared.
+    func takeFailure() -> NetworkError? {
+        failure.withLock { failure in
+            defer { failure = nil }
+            return failure
+        }
+    }
+
+    fileprivate func fail(_ error: NetworkError) {
+        failure.withLock { $0 = $0 ?? error }
+    }
+
+    /// Checks that a file can be read as an upload's piece and returns its size.
+    /// - Throws: ``NetworkError/file(_:)`` for a URL that is not a file URL, or a file that is missing, not
+    ///   a regular file, or not readable.
+    static func size(ofFileAt url: URL) throws(NetworkError) -> Int {
+        guard url.isFileURL else { throw .file("\(url.absoluteString) is not a file URL") }
+        let path = url.path
+        let descriptor = openForReading(path)
+        guard descriptor >= 0 else {
+            throw .file("cannot read the file to upload at \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { closeDescriptor(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            throw .file("the upload's \(path) is not a regular file")
+        }
+        return Int(info.st_size)
+    }
+}
+
+/// A stream the caller gave as a body (``RequestBody/stream(_:contentType:)``): handed out once, to the
+/// first attempt; afterwards the body cannot be sent again.
+final class OneShotStream: @unchecked Sendable {
+    // Safe to share: `stream` is read only by the one caller `take()` returns it to, under the lock.
+    private nonisolated(unsafe) let stream: InputStream
+    private let taken = Locked(false)
+
+    init(_ stream: InputStream) { self.stream = stream }
+
+    /// The stream, the first time; `nil` afterwards.
+    func take() -> InputStream? {
+        let first = taken.withLock { taken in
+            defer { taken = true }
+            return !taken
+        }
+        return first ? stream : nil
+    }
+}
+
+/// The `InputStream` a transport reads an ``UploadBody`` from: its pieces one after the other, files read
+/// from disk a buffer at a time, so that a large file costs no memory. It counts the bytes it hands out in
+/// the body's progress.
+///
+/// `URLSession` reads it on its own thread; ``StubTransport`` and other transports may read it anywhere,
+/// once.
+final class BodyInputStream: InputStream {
+    let body: UploadBody
+    /// The caller's streams of the body's stream pieces; `nil` until claimed, at the first read of a stream
+    /// made by `buildRequest` (the session claims them when it makes each hop's stream).
+    private var streams: [InputStream]?
+    private var index = 0
+    /// Which of `streams` the next stream piece reads.
+    private var streamIndex = 0
+    /// How far into the current piece: bytes of a `.bytes` piece.
+    private var offset = 0
+    /// The open file of a `.file` piece.
+    private var descriptor: Int32 = -1
+    /// The last bytes of the file read so far, for a delimiter that straddles two reads.
+    private var tail = Data()
+    private var status: Stream.Status = .notOpen
+    private var error: NetworkError?
+
+    init(_ body: UploadBody, claimed streams: [InputStream]?) {
+        self.body = body
+        self.streams = streams
+        super.init(data: Data())
+    }
+
+    deinit {
+        if descriptor >= 0 { closeDescriptor(descriptor) }
+    }
+
+    /// A new stream of the same body, from its start; `nil` when the body cannot be read again.
+    func restarted() -> BodyInputStream? {
+        try? body.makeStream()
+    }
+
+    override func open() {
+        if status == .notOpen { status = .open }
+    }
+
+    override func close() {
+        if descriptor >= 0 {
+            closeDescriptor(descriptor)
+            descriptor = -1
+        }
+        for stream in streams ?? [] { stream.close() }
+        if status != .error { status = .closed }
+    }
+
+    override var streamStatus: Stream.Status { status }
+
+    override var streamError: (any Error)? { error }
+
+    override var hasBytesAvailable: Bool {
+        (status == .open || status == .notOpen) && index < body.pieces.count
+    }
+
+    override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength length: Int) -> Int {
+        guard status == .open || status == .notOpen, length > 0 else { return status == .error ? -1 : 0 }
+        status = .open
+        var count = 0
+        while count < length, index < body.pieces.count {
+            let step: (count: Int, ended: Bool)?
+            switch body.pieces[index] {
+            case .bytes(let data):
+                let take = min(length - count, data.count - offset)
+                if take > 0 {
+                    data.withUnsafeBytes { raw in
+                        guard let base = raw.baseAddress else { return }
+                        (buffer + count).update(from: base.assumingMemoryBound(to: UInt8.self) + offset, count: take)
+                    }
+                }
+                offset += take
+                step = (take, offset >= data.count)
+            case .file(let url, _, let delimiter):
+                step = readFile(url, delimiter: delimiter, into: buffer + count, maxLength: length - count)
+            case .stream:
+                if streams == nil { streams = body.claimStreams() ?? [] }
+                if let streams, streamIndex < streams.count {
+                    step = readStream(streams[streamIndex], into: buffer + count, maxLength: length - count)
+                } else {
+                    step = fail(UploadBody.exhausted)
+                }
+            }
+            guard let step else {
+                status = .error
+                return -1
+            }
+            count += step.count
+            if step.ended {
+                if case .stream = body.pieces[index] { streamIndex += 1 }
+                index += 1
+                offset = 0
+                tail = Data()
+            }
+        }
+        if index >= body.pieces.count { status = .atEnd }
+        if count > 0 { body.progress?.advance(by: count) }
+        return count
+    }
+
+    /// Reads from a file piece: how many bytes, and whether the file ended; `nil` on failure.
+    private func readFile(_ url: URL, delimiter: Data?, into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int)
+        -> (count: Int, ended: Bool)?
+    {
+        if descriptor < 0 {
+            descriptor = openForReading(url.path)
+            if descriptor < 0 { return fail(.file("cannot read \(url.path): \(String(cString: strerror(errno)))")) }
+        }
+        let got = readAvailable(descriptor, buffer, maxLength)
+        if got < 0 { return fail(.file("cannot read \(url.path): \(String(cString: strerror(errno)))")) }
+        if got == 0 {
+            closeDescriptor(descriptor)
+            descriptor = -1
+            return (0, true)
+        }
+        if let delimiter, !delimiter.isEmpty {
+            var window = tail
+            window.append(buffer, count: got)
+            if window.range(of: delimiter) != nil {
+                let boundary = String(decoding: delimiter.dropFirst(2), as: UTF8.self)
+                return fail(.encoding("the boundary \(boundary) occurs in the file \(url.lastPathComponent)"))
+            }
+            tail = Data(window.suffix(delimiter.count - 1))
+        }
+        return (got, false)
+    }
+
+    /// Reads from a stream piece: how many bytes, and whether it ended; `nil` on failure.
+    private func readStream(_ stream: InputStream, into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int)
+        -> (count: Int, ended: Bool)?
+    {
+        if stream.streamStatus == .notOpen { stream.open() }
+        let got = stream.read(buffer, maxLength: maxLength)
+        if got < 0 {
+            let reason = stream.streamError.map { String(describing: $0) } ?? "an unknown error"
+            return fail(.file("the request body's stream failed: \(reason)"))
+        }
+        if got == 0 {
+            stream.close()
+            return (0, true)
+        }
+        return (got, false)
+    }
+
+    private func fail(_ error: NetworkError) -> (count: Int, ended: Bool)? {
+        self.error = error
+        body.fail(error)
+        return nil
+    }
+}
+
+// The C calls under names of their own: inside ``BodyInputStream``, `close` and `read` are its methods.
+
+private func openForReading(_ path: String) -> Int32 { open(path, O_RDONLY | O_CLOEXEC) }
+
+private func closeDescriptor(_ descriptor: Int32) { _ = close(descriptor) }
+
+/// `read(2)`, again after an interruption.
+private func readAvailable(_ descriptor: Int32, _ buffer: UnsafeMutablePointer<UInt8>, _ count: Int) -> Int {
+    while true {
+        let got = read(descriptor, buffer, count)
+        if got >= 0 || errno != EINTR { return got }
+    }
+}
+
+extension URLRequest {
+    /// The request with a streamed body (``RequestBody/file(_:contentType:)``, a multipart form with files,
+    /// ``RequestBody/stream(_:contentType:)``) read into `httpBody`, for a transport that needs the bytes
+    /// (``StubTransport``, ``InMemoryBackend``). A request without one is returned as it is.
+    /// - Throws: ``NetworkError/file(_:)`` or ``NetworkError/encoding(_:)`` when the body cannot be read.
+    package func readingBodyStream() throws(NetworkError) -> URLRequest {
+        guard let stream = httpBodyStream else { return self }
+        var request = self
+        request.httpBodyStream = nil
+        var body = Data()
+        let size = 64 * 1024
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: size)
+        defer { buffer.deallocate() }
+        stream.open()
+        defer { stream.close() }
+        while true {
+            let count = stream.read(buffer, maxLength: size)
+            if count < 0 {
+                if let error = stream.streamError as? NetworkError { throw error }
+                throw .file("the request body's stream failed: \(stream.streamError.map { "\($0)" } ?? "unknown")")
+            }
+            if count == 0 { break }
+            body.append(buffer, count: count)
+        }
+        request.httpBody = body
+        return request
+    }
+}
