@@ -36,8 +36,7 @@ public struct Endpoint: Sendable {
     /// How long the transfer may go without a byte sent or received before the transport ends it, for this
     /// request: the `URLRequest`'s `timeoutInterval`, whole seconds rounded up, which `URLSession` measures as
     /// inactivity. `nil` (the default) leaves it to the time limit and to the transport's own timeout
-    /// (``URLSessionTransport/init(timeout:maximumConnectionsPerHost:cookieStorage:)``). Transports of the
-    /// testing kit ignore it.
+    /// (`URLSessionTransport(timeout:)`). Transports of the testing kit ignore it.
     public var inactivityTimeout: Duration?
     /// How this request's redirects are followed, replacing the session's ``RedirectPolicy``; `nil` keeps the
     /// session's, ``RedirectPolicy/never`` follows none.

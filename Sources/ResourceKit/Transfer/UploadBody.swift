@@ -136,7 +136,7 @@ final class OneShotStream: @unchecked Sendable {
 /// from disk a buffer at a time, so that a large file costs no memory. It counts the bytes it hands out in
 /// the body's progress.
 ///
-/// `URLSession` reads it on its own thread; ``StubTransport`` and other transports may read it anywhere,
+/// `URLSession` reads it on its own thread; `StubTransport` and other transports may read it anywhere,
 /// once.
 final class BodyInputStream: InputStream {
     let body: UploadBody
@@ -303,7 +303,7 @@ private func readAvailable(_ descriptor: Int32, _ buffer: UnsafeMutablePointer<U
 extension URLRequest {
     /// The request with a streamed body (``RequestBody/file(_:contentType:)``, a multipart form with files,
     /// ``RequestBody/stream(_:contentType:)``) read into `httpBody`, for a transport that needs the bytes
-    /// (``StubTransport``, ``InMemoryBackend``). A request without one is returned as it is.
+    /// (`StubTransport`, `InMemoryBackend`). A request without one is returned as it is.
     /// - Throws: ``NetworkError/file(_:)`` or ``NetworkError/encoding(_:)`` when the body cannot be read.
     package func readingBodyStream() throws(NetworkError) -> URLRequest {
         guard let stream = httpBodyStream else { return self }
