@@ -20,7 +20,7 @@ final class RequestCounter: RequestAdapting, Sendable {
 }
 
 func liveData(_ session: NetworkSession, first: Post) async throws {
-    print("\n6. Live data: another device edits a post")
+    print("\n7. Live data: another device edits a post")
     guard let secondDevice else { return }
     let counter = RequestCounter()
     let (deviceB, realtimeB) = secondDevice([counter])

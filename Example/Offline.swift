@@ -35,7 +35,7 @@ struct Switchable: HTTPTransport {
 nonisolated(unsafe) var offlineDevice: ((Reachability, [any RequestAdapting]) -> NetworkSession)?
 
 func offlineAndPersistence(directory: String) async throws {
-    print("\n7. Offline and persistence, in \(directory)")
+    print("\n8. Offline and persistence, in \(directory)")
     guard let offlineDevice else { return }
     let reachability = Reachability()
     let counter = RequestCounter()

@@ -90,7 +90,7 @@ struct Options {
     var email: String?
     var password: String?
     var inspect = false
-    /// Where the seventh job keeps its store between runs.
+    /// Where the eighth job keeps its store between runs.
     var store: String?
 
     init(_ arguments: [String]) throws {
@@ -123,6 +123,8 @@ func makeSession(_ options: Options) async throws -> NetworkSession {
     guard let baseURL = options.baseURL else {
         let backend = InMemoryBackend(basePath: "/api/collections/{collection}/records")
         backend.addCollection("posts", requiredFields: ["title"])
+        backend.addCollection("attachments", requiredFields: ["title"])
+        filesOrigin = "http://embedded.resourcekit"
         try backend.seed(
             (1...120).map { NewPost(title: "Post \($0)", body: "Body of post \($0)") }, into: "posts")
         print("Backend: embedded InMemoryBackend, 120 posts (pass --base-url to use a real server)")
@@ -149,6 +151,7 @@ func makeSession(_ options: Options) async throws -> NetworkSession {
             transport: backend)
     }
     print("Backend: \(baseURL)")
+    filesOrigin = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
     let base = baseURL.hasSuffix("/") ? baseURL + "api/collections" : baseURL + "/api/collections"
     var token = options.token
     if token == nil, let email = options.email, let password = options.password {
@@ -353,6 +356,7 @@ do {
     await inspector?.picture("after create, update and delete")
     try await shareOnePost(session, first: first, inspector: inspector)
     try await download(session)
+    try await attach(session)
     try await liveData(session, first: first)
     if let directory = options.store { try await offlineAndPersistence(directory: directory) }
     print("\nDone.")

@@ -63,6 +63,12 @@ public enum JSONValue: Sendable, Equatable, Codable {
         return nil
     }
 
+    /// The elements of an array.
+    var arrayValue: [JSONValue]? {
+        if case .array(let elements) = self { return elements }
+        return nil
+    }
+
     /// Whether the value counts as missing for a required field: `null`, `""`, or absent.
     var isBlank: Bool {
         switch self {
