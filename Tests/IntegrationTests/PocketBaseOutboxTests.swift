@@ -77,7 +77,9 @@ struct PocketBaseOutboxTests {
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyy-MM-dd HH:mm:ss.SSS'Z'"
-        let since = formatter.string(from: Date().addingTimeInterval(-1))
+        // From now: every earlier request (the setup, the seeding, the loads) has ended, and the server's log
+        // dates a request by its end, on this machine's clock.
+        let since = formatter.string(from: Date())
         _ = try await runScript(["Scripts/pocketbase", "resume", "--instance", instance])
         second.send("resumed")
         #expect(try await second.line(after: "left ") == "0")
