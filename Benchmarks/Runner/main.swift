@@ -37,8 +37,10 @@ if option("--only") == "diagnostics" {
 }
 
 if option("--only") == "transfers" {
-    // Large transfers over loopback: download throughput against downloadTask, and peak memory.
-    let report = try await TransferWorkloads(megabytes: smoke ? 8 : 256, rounds: min(rounds, 3)).run()
+    // Large transfers over loopback: download and upload throughput against URLSession's own tasks, and peak
+    // memory.
+    var report = try await TransferWorkloads(megabytes: smoke ? 8 : 256, rounds: min(rounds, 3)).run()
+    report.merge(try await UploadWorkloads(megabytes: smoke ? 8 : 256, rounds: min(rounds, 3)).run())
     report.printTable()
     exit(0)
 }
@@ -121,6 +123,7 @@ do {
     report.merge(try await LiveWorkloads(scale: smoke ? 0.02 : 1, rounds: rounds, warmup: warmup).run())
     print("Transfers…")
     report.merge(try await TransferWorkloads(megabytes: smoke ? 8 : 256, rounds: min(rounds, 3)).run())
+    report.merge(try await UploadWorkloads(megabytes: smoke ? 8 : 256, rounds: min(rounds, 3)).run())
 } catch {
     FileHandle.standardError.write(Data("Benchmark failed: \(error)\n".utf8))
     exit(1)
