@@ -87,4 +87,33 @@ import Testing
         #expect(server.requests.map(\.path) == ["/uploads", "/v2/uploads", "/uploads"])
         #expect(server.requests.last?.body == (try Data(contentsOf: url)))
     }
+
+    @Test func transfersToAnotherOriginCarryNoCredentials() async throws {
+        // A record names a file on a CDN: the download, and an upload to a presigned URL there, get none of
+        // the session's credentials, which stay on the API's origin.
+        let api = try RecordingServer { _ in .ok }
+        let cdn = try RecordingServer { _ in RecordingServer.Answer(status: 200, body: "file bytes") }
+        defer {
+            api.close()
+            cdn.close()
+        }
+        let session = NetworkSession(
+            baseURL: "http://127.0.0.1:\(api.port)", transport: URLSessionTransport(timeout: .seconds(20)),
+            defaultHeaders: ["Cookie": "sid=1"], adapters: [BearerTokenAdapter(token: "secret")])
+        let destination = FileManager.default.temporaryDirectory.appendingPathComponent("cdn-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: destination) }
+        let file = try await session.download(
+            Endpoint(.get, "http://127.0.0.1:\(cdn.port)/media/a.bin"), to: destination)
+        #expect(file.byteCount == 10)
+        try await session.send(
+            Endpoint(.put, "http://127.0.0.1:\(cdn.port)/upload/a.bin", body: .file(try Self.file(1_000, seed: 5))))
+        try await session.send(Endpoint(.post, "uploads", body: .file(try Self.file(10, seed: 6))))
+        #expect(cdn.requests.map(\.path) == ["/media/a.bin", "/upload/a.bin"])
+        for request in cdn.requests {
+            #expect(request.headers["Authorization"] == nil)
+            #expect(request.headers["Cookie"] == nil)
+        }
+        #expect(api.requests.first?.headers["Authorization"] == "Bearer secret")
+        #expect(api.requests.first?.headers["Cookie"] == "sid=1")
+    }
 }

@@ -194,6 +194,19 @@ private final class RangeServer: Sendable {
         #expect(!FileManager.default.fileExists(atPath: destination.path))
     }
 
+    @Test func aBodyLongerThanAnnouncedIsRefused() async throws {
+        let scratch = try Scratch()
+        stub.stub(.get, "/api/long", headers: ["Content-Length": "5"], chunks: [Data("far more than five".utf8)])
+        let destination = scratch.file("long.bin")
+        do {
+            _ = try await session.download(Endpoint(.get, "long"), to: destination)
+            Issue.record("18 bytes passed for 5")
+        } catch {
+            #expect(error.code == .invalidResponse)
+        }
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+    }
+
     @Test func badDestinationsFailBeforeAnyRequest() async throws {
         let scratch = try Scratch()
         stub.stub(.get, "/api/file", body: body)
