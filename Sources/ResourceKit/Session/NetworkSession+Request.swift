@@ -123,9 +123,12 @@ extension NetworkSession {
         return .success(fields)
     }
 
-    /// A body as the bytes and content type it is sent with.
+    /// A body as the bytes and content type it is sent with, for the outbox to keep.
+    /// - Throws: ``NetworkError/invalidRequest(_:)`` for a body that streams (a file, a form with files, a
+    ///   stream): the outbox does not copy files into its records, nor hold a stream it cannot read again.
     nonisolated func encodeBody(_ body: RequestBody) throws(NetworkError) -> (body: Data, contentType: String) {
-        try encode(body)
+        guard !body.streams else { throw .invalidRequest("a body that streams is not kept to be sent later") }
+        return try encode(body)
     }
 
     /// A body as the pieces of a streamed upload, and its content type. Files are checked now: the request
@@ -164,15 +167,9 @@ extension NetworkSession {
             return (Data(text.utf8), "application/x-www-form-urlencoded")
         case .multipart(let form):
             return (try form.encoded(), form.contentType)
-        case .file(let url, let contentType):
-            _ = try UploadBody.size(ofFileAt: url)
-            do {
-                return (try Data(contentsOf: url), contentType)
-            } catch {
-                throw .file("cannot read \(url.path): \(error.localizedDescription)")
-            }
-        case .stream:
-            throw .invalidRequest("a stream body can be sent once, so it cannot be kept to be sent later")
+        case .file, .stream:
+            // Streamed by `uploadBody`, never encoded in memory.
+            throw .invalidRequest("a body that streams is not encoded in memory")
         }
     }
 }
