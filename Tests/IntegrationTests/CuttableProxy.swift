@@ -1,5 +1,6 @@
 import Foundation
 import ResourceKit
+import ResourceKitTesting
 
 #if canImport(Glibc)
     import Glibc
@@ -11,14 +12,31 @@ import ResourceKit
 /// and new ones are closed as soon as they arrive) and restore: a network that drops and comes back.
 /// Bounded: it stops after `maximumConnections` or when closed.
 final class CuttableProxy: Sendable {
+    struct State {
+        var isCut = false
+        var open: [Int32] = []
+        var accepted = 0
+        /// How many bytes from the server each connection may pass to its client before it holds; `nil` for
+        /// no limit.
+        var downstreamLimit: Int?
+        /// Whether a connection reached the limit and holds.
+        var isHolding = false
+    }
+
     let port: UInt16
     private let descriptor: Int32
-    private let state = Locked<(isCut: Bool, open: [Int32], accepted: Int)>((false, [], 0))
+    private let state = Locked(State())
+    /// Wakes a connection that holds, on ``release()`` or ``cut()``.
+    private let wake = DispatchSemaphore(value: 0)
+    /// Opens when a connection first holds (``hold(after:)``).
+    let held = AsyncLatch()
 
     init(to upstream: UInt16, maximumConnections: Int = 256) throws {
         (descriptor, port) = try listenOnLoopback()
         let fd = descriptor
         let state = state
+        let wake = wake
+        let held = held
         Thread.detachNewThread {
             for _ in 0..<maximumConnections {
                 let client = accept(fd, nil, nil)
@@ -33,8 +51,8 @@ final class CuttableProxy: Sendable {
                     continue
                 }
                 state.withLock { $0.open += [client, server] }
-                Thread.detachNewThread { Self.pump(from: client, to: server, state) }
-                Thread.detachNewThread { Self.pump(from: server, to: client, state) }
+                Thread.detachNewThread { Self.pump(from: client, to: server, state, wake: nil, held: nil) }
+                Thread.detachNewThread { Self.pump(from: server, to: client, state, wake: wake, held: held) }
             }
         }
     }
@@ -42,14 +60,35 @@ final class CuttableProxy: Sendable {
     /// How many connections arrived, cut or not.
     var acceptedCount: Int { state.withLock { $0.accepted } }
 
+    /// Whether a connection has passed ``hold(after:)``'s bytes and holds the rest back.
+    var isHolding: Bool { state.withLock { $0.isHolding } }
+
+    /// Lets each connection pass at most `bytes` from the server to its client (its head included), then hold
+    /// the rest back until ``release()`` or ``cut()``: a transfer stopped at a byte the test chose.
+    func hold(after bytes: Int) { state.withLock { $0.downstreamLimit = bytes } }
+
+    /// Lifts the limit: a connection that holds goes on.
+    func release() {
+        let wasHolding = state.withLock { state in
+            state.downstreamLimit = nil
+            defer { state.isHolding = false }
+            return state.isHolding
+        }
+        if wasHolding { wake.signal() }
+    }
+
     /// Closes every open connection and refuses new ones until ``restore()``.
     func cut() {
-        let open = state.withLock { state in
+        let (open, wasHolding) = state.withLock { state in
             state.isCut = true
-            defer { state.open = [] }
-            return state.open
+            defer {
+                state.open = []
+                state.isHolding = false
+            }
+            return (state.open, state.isHolding)
         }
         for descriptor in open { _ = shutdown(descriptor, Int32(SHUT_RDWR)) }
+        if wasHolding { wake.signal() }
     }
 
     /// Lets connections through again.
@@ -62,29 +101,49 @@ final class CuttableProxy: Sendable {
         closeFile(descriptor)
     }
 
-    /// Copies bytes one way until either side closes; then shuts both down. (The descriptors stay open, a few
-    /// per test: closing one while the other direction's thread still reads it could hand its number to
-    /// another socket.)
+    /// Copies bytes one way until either side closes; then shuts both down. From the server (`wake` given), it
+    /// passes at most the downstream limit, then waits (at most a minute) to be released or cut. (The
+    /// descriptors stay open, a few per test: closing one while the other direction's thread still reads it
+    /// could hand its number to another socket.)
     private static func pump(
-        from source: Int32, to destination: Int32, _ state: Locked<(isCut: Bool, open: [Int32], accepted: Int)>
+        from source: Int32, to destination: Int32, _ state: Locked<State>, wake: DispatchSemaphore?, held: AsyncLatch?
     ) {
         var buffer = [UInt8](repeating: 0, count: 16_384)
+        var passed = 0
         while true {
             let count = read(source, &buffer, buffer.count)
             guard count > 0 else { break }
-            var sent = 0
-            while sent < count {
-                let written = buffer[sent..<count].withUnsafeBytes {
-                    send(destination, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-                }
-                guard written > 0 else { break }
-                sent += written
+            var allowed = count
+            if wake != nil, let limit = state.withLock({ $0.downstreamLimit }) {
+                allowed = max(0, min(count, limit - passed))
             }
-            guard sent == count else { break }
+            guard forward(buffer, from: 0, to: allowed, destination) else { break }
+            passed += allowed
+            if allowed < count {
+                state.withLock { $0.isHolding = true }
+                held?.open()
+                _ = wake?.wait(timeout: .now() + 60)
+                guard !state.withLock({ $0.isCut }) else { break }
+                guard forward(buffer, from: allowed, to: count, destination) else { break }
+                passed += count - allowed
+            }
         }
         _ = shutdown(source, Int32(SHUT_RDWR))
         _ = shutdown(destination, Int32(SHUT_RDWR))
         state.withLock { state in state.open.removeAll { $0 == source || $0 == destination } }
+    }
+
+    /// Sends `buffer[start..<end]` whole; `false` when the destination is gone.
+    private static func forward(_ buffer: [UInt8], from start: Int, to end: Int, _ destination: Int32) -> Bool {
+        var sent = start
+        while sent < end {
+            let written = buffer[sent..<end].withUnsafeBytes {
+                send(destination, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
+            guard written > 0 else { return false }
+            sent += written
+        }
+        return true
     }
 }
 

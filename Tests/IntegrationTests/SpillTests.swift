@@ -105,28 +105,34 @@ private func spilledFiles() -> [String] {
     }
 }
 
-@Suite(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd")), .timeLimit(.minutes(1)))
-struct SpillTests {
-    /// URLSession on Linux reads a response whatever the reader does: past 1 MB unread, the body waits in an
-    /// unlinked file, and comes back whole and in order.
-    @Test func aBodyTheReaderDoesNotKeepUpWithSpillsToDiskAndComesBackInOrder() async throws {
-        let count = 8 << 20
-        let server = try BulkServer(count: count)
-        let session = NetworkSession(
-            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(20)))
-        let response = try await session.bytes(Endpoint(.get, "bulk"))
-        // The reader waits until URLSession has read the whole body.
-        try await server.delivered.wait()
-        var received = Data()
-        var sawSpill = false
-        for try await chunk in response.body {
-            if !sawSpill, !spilledFiles().isEmpty { sawSpill = true }
-            received.append(chunk)
+/// Tests of large bodies that must not run beside each other: `SpillTests` counts the process's spill files,
+/// which another large download makes too.
+@Suite(.serialized) struct LargeBodyTests {}
+
+extension LargeBodyTests {
+    @Suite(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd")), .timeLimit(.minutes(1)))
+    struct SpillTests {
+        /// URLSession on Linux reads a response whatever the reader does: past 1 MB unread, the body waits in an
+        /// unlinked file, and comes back whole and in order.
+        @Test func aBodyTheReaderDoesNotKeepUpWithSpillsToDiskAndComesBackInOrder() async throws {
+            let count = 8 << 20
+            let server = try BulkServer(count: count)
+            let session = NetworkSession(
+                baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(20)))
+            let response = try await session.bytes(Endpoint(.get, "bulk"))
+            // The reader waits until URLSession has read the whole body.
+            try await server.delivered.wait()
+            var received = Data()
+            var sawSpill = false
+            for try await chunk in response.body {
+                if !sawSpill, !spilledFiles().isEmpty { sawSpill = true }
+                received.append(chunk)
+            }
+            #expect(received.count == count)
+            #expect(received == Data((0..<count).map { UInt8(ascii: "a") + UInt8($0 % 26) }))
+            #expect(sawSpill)
+            // Gone with the body.
+            #expect(spilledFiles().isEmpty)
         }
-        #expect(received.count == count)
-        #expect(received == Data((0..<count).map { UInt8(ascii: "a") + UInt8($0 % 26) }))
-        #expect(sawSpill)
-        // Gone with the body.
-        #expect(spilledFiles().isEmpty)
     }
 }
