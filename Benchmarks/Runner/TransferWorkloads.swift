@@ -34,7 +34,10 @@ struct TransferWorkloads: Sendable {
         let name = "download \(megabytes) MB to disk"
         var ours: [Double] = []
         var theirs: [Double] = []
+        var delegate: [Double] = []
         var oursPeak: [Double] = []
+        let writer = DelegateWriter()
+        let delegated = URLSession(configuration: configuration, delegate: writer, delegateQueue: nil)
         for round in 0..<rounds {
             let destination = directory.appendingPathComponent("ours-\(round)")
             PeakMemory.reset()
@@ -49,13 +52,26 @@ struct TransferWorkloads: Sendable {
             theirs.append(
                 Double(megabytes) / (try await Self.seconds { try await Self.downloadTask(raw, "\(base)/file", count) })
             )
+            let plain = directory.appendingPathComponent("delegate-\(round)")
+            delegate.append(
+                Double(megabytes)
+                    / (try await Self.seconds {
+                        try await writer.download(delegated, "\(base)/file", to: plain, count)
+                    }))
+            try? FileManager.default.removeItem(at: plain)
         }
         let oursMeasurement = Measurement(workload: name, variant: "session.download", unit: "MB/s", samples: ours)
         let theirsMeasurement = Measurement(
             workload: name, variant: "URLSession.downloadTask", unit: "MB/s", samples: theirs)
+        let delegateMeasurement = Measurement(
+            workload: name, variant: "URLSession data delegate", unit: "MB/s", samples: delegate)
         report.add(theirsMeasurement)
+        report.add(delegateMeasurement)
         report.add(oursMeasurement)
         report.add(Measurement(workload: name, variant: "peak RSS growth", unit: "MB", samples: oursPeak))
+        report.compare(
+            "download: raw data delegate / downloadTask", delegateMeasurement, over: theirsMeasurement,
+            meaning: "URLSession's own data delegate writing each chunk to a file: the bound of a delegate path")
         report.compare(
             "download: session.download / downloadTask", oursMeasurement, over: theirsMeasurement,
             meaning: "throughput of a \(megabytes) MB download to disk (target ≥ 0.95)")
@@ -109,6 +125,41 @@ struct TransferWorkloads: Sendable {
             }.resume()
         }
         guard size == count else { throw BenchmarkError("downloadTask wrote \(size) bytes") }
+    }
+}
+
+/// A bare `URLSession` data delegate that writes each chunk to a file as it arrives, on the session's delegate
+/// queue: the least work a download through `didReceive data` can do, without ResourceKit.
+final class DelegateWriter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    // Safe to share: one download at a time, and the delegate queue is serial.
+    private var handle: FileHandle?
+    private var written = 0
+    private var continuation: CheckedContinuation<Int, any Error>?
+
+    func download(_ session: URLSession, _ url: String, to file: URL, _ count: Int) async throws {
+        guard let url = URL(string: url) else { throw BenchmarkError("bad URL") }
+        guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
+            throw BenchmarkError("cannot create \(file.path)")
+        }
+        handle = try FileHandle(forWritingTo: file)
+        written = 0
+        let total = try await withCheckedThrowingContinuation { continuation in
+            self.continuation = continuation
+            session.dataTask(with: url).resume()
+        }
+        guard total == count else { throw BenchmarkError("the data delegate wrote \(total) bytes") }
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        try? handle?.write(contentsOf: data)
+        written += data.count
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        try? handle?.close()
+        handle = nil
+        if let error { continuation?.resume(throwing: error) } else { continuation?.resume(returning: written) }
+        continuation = nil
     }
 }
 
