@@ -35,6 +35,7 @@ struct TransferWorkloads: Sendable {
         var ours: [Double] = []
         var theirs: [Double] = []
         var delegate: [Double] = []
+        var flushed: [Double] = []
         var oursPeak: [Double] = []
         let writer = DelegateWriter()
         let delegated = URLSession(configuration: configuration, delegate: writer, delegateQueue: nil)
@@ -59,19 +60,31 @@ struct TransferWorkloads: Sendable {
                         try await writer.download(delegated, "\(base)/file", to: plain, count)
                     }))
             try? FileManager.default.removeItem(at: plain)
+            flushed.append(
+                Double(megabytes)
+                    / (try await Self.seconds {
+                        try await writer.download(delegated, "\(base)/file", to: plain, count, flush: true)
+                    }))
+            try? FileManager.default.removeItem(at: plain)
         }
         let oursMeasurement = Measurement(workload: name, variant: "session.download", unit: "MB/s", samples: ours)
         let theirsMeasurement = Measurement(
             workload: name, variant: "URLSession.downloadTask", unit: "MB/s", samples: theirs)
         let delegateMeasurement = Measurement(
             workload: name, variant: "URLSession data delegate", unit: "MB/s", samples: delegate)
+        let flushedMeasurement = Measurement(
+            workload: name, variant: "data delegate + fsync", unit: "MB/s", samples: flushed)
         report.add(theirsMeasurement)
         report.add(delegateMeasurement)
+        report.add(flushedMeasurement)
         report.add(oursMeasurement)
         report.add(Measurement(workload: name, variant: "peak RSS growth", unit: "MB", samples: oursPeak))
         report.compare(
             "download: raw data delegate / downloadTask", delegateMeasurement, over: theirsMeasurement,
             meaning: "URLSession's own data delegate writing each chunk to a file: the bound of a delegate path")
+        report.compare(
+            "download: session.download / data delegate + fsync", oursMeasurement, over: flushedMeasurement,
+            meaning: "the same work as session.download (a file flushed before it takes its name), without ResourceKit")
         report.compare(
             "download: session.download / downloadTask", oursMeasurement, over: theirsMeasurement,
             meaning: "throughput of a \(megabytes) MB download to disk (target ≥ 0.95)")
@@ -133,10 +146,13 @@ struct TransferWorkloads: Sendable {
 final class DelegateWriter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     // Safe to share: one download at a time, and the delegate queue is serial.
     private var handle: FileHandle?
+    private var flushes = false
     private var written = 0
     private var continuation: CheckedContinuation<Int, any Error>?
 
-    func download(_ session: URLSession, _ url: String, to file: URL, _ count: Int) async throws {
+    /// Downloads `url` to `file`; with `flush`, `fsync`s the file before closing it, as `session.download` does.
+    func download(_ session: URLSession, _ url: String, to file: URL, _ count: Int, flush: Bool = false) async throws {
+        flushes = flush
         guard let url = URL(string: url) else { throw BenchmarkError("bad URL") }
         guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
             throw BenchmarkError("cannot create \(file.path)")
@@ -156,6 +172,7 @@ final class DelegateWriter: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        if flushes { try? handle?.synchronize() }
         try? handle?.close()
         handle = nil
         if let error { continuation?.resume(throwing: error) } else { continuation?.resume(returning: written) }
