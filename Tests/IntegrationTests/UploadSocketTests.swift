@@ -116,4 +116,30 @@ import Testing
         #expect(api.requests.first?.headers["Authorization"] == "Bearer secret")
         #expect(api.requests.first?.headers["Cookie"] == "sid=1")
     }
+
+    @Test func anUploadThatStopsMovingEndsByItsInactivityTimeout() async throws {
+        // The server accepts and reads nothing: once the socket's buffers are full, no byte moves. The
+        // session's one-second time limit does not apply to the upload; its inactivity timeout of one second
+        // ends it.
+        let server = try SilentServer()
+        defer { server.close() }
+        let session = NetworkSession(
+            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(50)),
+            timeLimit: .seconds(1))
+        var endpoint = Endpoint(.post, "uploads", body: .file(try Self.file(32 << 20, seed: 7)))
+        endpoint.inactivityTimeout = .seconds(1)
+        let progress = TransferProgress(interval: .zero)
+        endpoint.uploadProgress = progress
+        let start = ContinuousClock.now
+        do {
+            try await session.send(endpoint)
+            Issue.record("a server that reads nothing took the upload")
+        } catch {
+            #expect(error == .timeout, "\(error)")
+        }
+        // Ended by the inactivity timeout, long before the transport's 50 s.
+        #expect(ContinuousClock.now - start < .seconds(40))
+        #expect(progress.status.isFinished)
+        #expect(progress.status.completedBytes < 32 << 20)
+    }
 }
