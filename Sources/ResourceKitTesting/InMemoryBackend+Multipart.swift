@@ -7,7 +7,8 @@ extension InMemoryBackend {
     /// A create or update whose body is `multipart/form-data` (a `MultipartForm`) stores its
     /// text parts as string fields and its file parts as files served at this path (with ranges and an `ETag`,
     /// as ``serve(_:at:contentType:)`` serves them). The record's field of that name holds the file names, in
-    /// order, as an array; an update replaces the files of the fields it sends. File names are kept as sent.
+    /// order, as an array; an update replaces the files of the fields it sends (those no longer named are served
+    /// no more), and a deletion removes the record's files. File names are kept as sent.
     /// - Parameters:
     ///   - collection: The collection's name.
     ///   - recordID: The record's id.
@@ -66,9 +67,23 @@ struct ParsedForm {
         return nil
     }
 
-    /// A parameter of a header value (`name="photo"` or `boundary=abc`), unquoted.
+    /// A parameter of a header value (`name="photo"` or `boundary=abc`), unquoted; a `;` inside quotes belongs
+    /// to the value.
     private static func parameter(_ name: String, in value: String) -> String? {
-        for piece in value.split(separator: ";").dropFirst() {
+        var pieces: [String] = []
+        var current = ""
+        var quoted = false
+        for character in value {
+            if character == "\"" { quoted.toggle() }
+            if character == ";", !quoted {
+                pieces.append(current)
+                current = ""
+            } else {
+                current.append(character)
+            }
+        }
+        pieces.append(current)
+        for piece in pieces.dropFirst() {
             let pair = piece.split(separator: "=", maxSplits: 1)
             guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces).lowercased() == name else { continue }
             let raw = pair[1].trimmingCharacters(in: .whitespaces)

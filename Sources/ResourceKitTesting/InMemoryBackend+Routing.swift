@@ -10,12 +10,13 @@ public import ResourceKit
 extension InMemoryBackend {
     /// Answers a request like a REST server would. Never throws for a bad request: it answers `4xx`.
     public func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
-        // A streamed body (a file, a form with files) is read here, so that stubs and the log see its bytes.
-        let request = try request.readingBodyStream()
-        let parsed = ParsedRequest(request)
         guard state.withLock({ $0.isReachable }) else {
             throw .transport(code: .notConnectedToInternet, message: "the in-memory backend is unreachable")
         }
+        // A streamed body (a file, a form with files) is read here, so that the routes and the log see its bytes;
+        // an unreachable backend reads none of it.
+        let request = try request.readingBodyStream()
+        let parsed = ParsedRequest(request)
         let (fault, latency) = state.withLock { state in
             state.log.append(parsed.recorded)
             return (state.faults.isEmpty ? nil : state.faults.removeFirst().kind, state.latency)
@@ -107,6 +108,9 @@ extension InMemoryBackend {
         case (.put, let id?): return write(request, to: name, id: id, replace: true, in: &state)
         case (.delete, let id?):
             guard let removed = state.collections[name]?.records.removeValue(forKey: id) else { return Self.notFound() }
+            // The record's files go with it.
+            let files = Self.filePath(collection: name, recordID: id, fileName: "")
+            for path in state.files.keys where path.hasPrefix(files) { state.files.removeValue(forKey: path) }
             if state.realtimePath != nil {
                 state.realtimeOutbox.append(
                     RealtimeChange(
@@ -244,8 +248,11 @@ extension InMemoryBackend {
             fields = object
         }
         var record: [String: JSONValue]
+        let collection = name
+        var previous: [String: JSONValue] = [:]
         if let id {
             guard let existing = state.collections[name]?.records[id] else { return Self.notFound() }
+            previous = existing
             record = replace ? fields : existing.merging(fields) { _, new in new }
             record["id"] = .string(id)
         } else {
@@ -277,8 +284,15 @@ extension InMemoryBackend {
                     "data": .object(["id": unique]),
                 ]))
         }
+        // An update's files replace those of the fields it sends.
+        for field in Set(files.map(\.field)) {
+            for old in id.flatMap({ _ in previous[field]?.arrayValue }) ?? [] {
+                guard let name = old.stringValue, !(record[field]?.arrayValue ?? []).contains(old) else { continue }
+                state.files.removeValue(forKey: Self.filePath(collection: collection, recordID: stored, fileName: name))
+            }
+        }
         for file in files {
-            let path = Self.filePath(collection: name, recordID: stored, fileName: file.name)
+            let path = Self.filePath(collection: collection, recordID: stored, fileName: file.name)
             state.files[path] = (file.data, file.contentType)
         }
         let answer = Self.withSystemFields(state.collections[name]?.records[stored] ?? record, name)

@@ -61,6 +61,27 @@ import Testing
         #expect(updated.files == ["c.txt"])
         #expect(updated.title == "Holiday")
         #expect(backend.requestLog.last?.body == (try update.encoded()))
+        // The replaced files are served no more; the new one is.
+        await #expect(throws: NetworkError.self) {
+            try await session.data(for: Endpoint(.get, "http://backend.local" + path))
+        }
+        let third = InMemoryBackend.filePath(collection: "attachments", recordID: created.id, fileName: "c.txt")
+        #expect(try await session.data(for: Endpoint(.get, "http://backend.local" + third)) == Data("new".utf8))
+        // A deleted record's files go with it.
+        try await session.send(Endpoint(.delete, "attachments/records").appending(id: created.id))
+        await #expect(throws: NetworkError.self) {
+            try await session.data(for: Endpoint(.get, "http://backend.local" + third))
+        }
+    }
+
+    @Test func aFileNameWithASemicolonIsReadWhole() async throws {
+        let (_, session) = setUp()
+        var form = MultipartForm()
+        form.append("Semicolons", name: "title")
+        form.append(Data("x".utf8), name: "files", fileName: "a;b.txt")
+        let created: Attachment = try await session.send(
+            Endpoint(.post, "attachments/records", body: .multipart(form)))
+        #expect(created.files == ["a;b.txt"])
     }
 
     @Test func aFormMissingARequiredFieldIsRefusedAsPocketBaseWould() async throws {

@@ -35,8 +35,10 @@ public struct Endpoint: Sendable {
     public var uploadProgress: TransferProgress?
     /// How long the transfer may go without a byte sent or received before the transport ends it, for this
     /// request: the `URLRequest`'s `timeoutInterval`, whole seconds rounded up, which `URLSession` measures as
-    /// inactivity. `nil` (the default) leaves it to the time limit and to the transport's own timeout
-    /// (`URLSessionTransport(timeout:)`). Transports of the testing kit ignore it.
+    /// inactivity. With `nil` (the default), or a value that is not positive or above 10⁹ seconds, the
+    /// `timeoutInterval` is the endpoint's ``timeLimit`` rounded up when it sets one, and otherwise the
+    /// transport's own timeout applies (`URLSessionTransport(timeout:)`, 60 s by default). `StubTransport`
+    /// ignores it; `InMemoryBackend` bounds the latency it simulates by the `timeoutInterval`.
     public var inactivityTimeout: Duration?
     /// How this request's redirects are followed, replacing the session's ``RedirectPolicy``; `nil` keeps the
     /// session's, ``RedirectPolicy/never`` follows none.
@@ -205,10 +207,14 @@ public struct RequestBody: Sendable, Equatable {
     /// A file, streamed from disk as the transport sends it, never read whole into memory.
     ///
     /// The file is checked when the request is built: a URL that is not a file URL, or a file that is missing,
-    /// not a regular file or not readable, fails with ``NetworkError/file(_:)`` before anything is sent. It is
-    /// read again from its start for each attempt the ``RetryPolicy`` makes and for a `307`/`308` redirect. The
-    /// body is sent without a `Content-Length` (with `Transfer-Encoding: chunked` on Linux, whose `URLSession`
-    /// sends no length for a streamed body). See <doc:Transfers> for the time limits of a long upload.
+    /// not a regular file (a directory, a FIFO) or not readable, fails with ``NetworkError/file(_:)`` before
+    /// anything is sent. It is sent as long as it was then: a file that becomes shorter while it is sent fails
+    /// the call with ``NetworkError/file(_:)``, and bytes it gains are not sent. It is read again from its
+    /// start for each attempt the ``RetryPolicy`` makes and for a redirect that repeats the body. The body is
+    /// sent without a `Content-Length` (with `Transfer-Encoding: chunked` on Linux, whose `URLSession` sends
+    /// no length for a streamed body). `URLSession` reads it on its own thread, which every session of the
+    /// process shares, so a slow disk slows every transfer. See <doc:Transfers> for the time limits of a long
+    /// upload.
     /// - Parameters:
     ///   - url: The file.
     ///   - contentType: The `Content-Type` header's value.
@@ -219,10 +225,16 @@ public struct RequestBody: Sendable, Equatable {
     /// A stream of bytes, read once as the transport sends it.
     ///
     /// A stream cannot be read twice, so a request with this body is sent once: no ``RetryPolicy`` repeats it,
-    /// and a `307`/`308` redirect, which would repeat the body, fails with
+    /// a `401` is its answer (the ``Authenticator`` neither refreshes nor sends it again), and a redirect that
+    /// would repeat the body (a `307`, a `308`, or a `301`/`302` of a method other than `POST`) fails with
     /// ``NetworkError/transport(code:message:)`` (`requestBodyStreamExhausted`). A `301`/`302` of a `POST` and
-    /// a `303`, which continue without the body, are followed. Give the stream to no one else: the transport
-    /// opens, reads and closes it. Prefer ``file(_:contentType:)`` for a file: it can be sent again.
+    /// a `303`, which continue without the body, are followed. A read that fails fails the call with
+    /// ``NetworkError/file(_:)``.
+    ///
+    /// Give the stream to no one else: the transport opens and reads it, and it is closed at its end or when
+    /// the stream the transport read is released. `URLSession` reads it on its own thread, which every session
+    /// of the process shares: give a stream whose reads return promptly (a file, bytes in memory), never one
+    /// that waits for a producer. Prefer ``file(_:contentType:)`` for a file: it can be sent again.
     /// - Parameters:
     ///   - stream: The stream, not yet opened.
     ///   - contentType: The `Content-Type` header's value.

@@ -46,7 +46,10 @@ extension NetworkSession {
                         &call, exchange, attempt: call.attempt, status: response.statusCode, bytes: response.body.count,
                         error: nil)
                 }
-                if let authentication, let credential, !call.refreshed, authentication.isFailure(response) {
+                // A caller's stream cannot be sent again: its `401` is its answer, and it starts no refresh.
+                if let authentication, let credential, !call.refreshed, authentication.isFailure(response),
+                    Self.bodyCanBeSentAgain(exchange.request)
+                {
                     call.refreshed = true
                     try await refresh(authentication, from: credential, call, exchange, call.attempt, deadline)
                     continue
@@ -138,7 +141,7 @@ extension NetworkSession {
         let now = timeline.now
         guard attempt < policy.maximumAttempts, !Task.isCancelled,
             // A stream body was read by the attempt that failed, and cannot be read again.
-            (exchange.request.httpBodyStream as? BodyInputStream)?.body.isReplayable ?? true,
+            Self.bodyCanBeSentAgain(exchange.request),
             policy.allows(
                 method: exchange.request.httpMethod ?? "GET", headers: exchange.request.allHTTPHeaderFields ?? [:]),
             policy.isRetryable(failure, response: response),
@@ -208,6 +211,11 @@ extension NetworkSession {
             addCredentials(to: &next, of: exchange)
             hop = next
         }
+    }
+
+    /// Whether the request's body can be sent again: none, bytes, files, but not a caller's stream.
+    static func bodyCanBeSentAgain(_ request: URLRequest) -> Bool {
+        (request.httpBodyStream as? BodyInputStream)?.body.isReplayable ?? true
     }
 
     /// Fails a redirect that would send a stream body again (a `307`/`308`): a stream can be read once.

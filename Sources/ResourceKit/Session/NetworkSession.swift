@@ -179,13 +179,18 @@ public actor NetworkSession {
     /// - Returns: The response.
     /// - Throws: ``NetworkError``, including the validation provider's verdict.
     public nonisolated func response(for endpoint: Endpoint) async throws(NetworkError) -> HTTPResponse {
-        if endpoint.uploadProgress != nil || endpoint.body?.streams == true { return try await upload(endpoint) }
+        if Self.uploads(endpoint) { return try await upload(endpoint) }
         let (request, base) = try await buildRequest(for: endpoint)
         let deadline = Self.deadline(endpoint.timeLimit ?? timeLimit)
         let exchange = Exchange(
             request: request, base: base, ownCredentials: Redirect.credentials(in: endpoint.headers),
             redirects: endpoint.redirects ?? redirects, retry: endpoint.retry ?? retry, deadline: deadline)
         return try await perform(exchange)
+    }
+
+    /// Whether the endpoint's body streams, so that the session's time limit does not apply to it.
+    static func uploads(_ endpoint: Endpoint) -> Bool {
+        endpoint.uploadProgress != nil || endpoint.body?.streams == true
     }
 
     /// Sends an endpoint whose body streams. The session's time limit does not apply (a healthy upload may
@@ -205,7 +210,8 @@ public actor NetworkSession {
     ///
     /// Everything `send` does applies until the head: credentials and adapters, redirects (the body of a
     /// `3xx` is discarded), the retry policy, validation of the status, and the time limit, which ends when
-    /// the head arrives. The body is then yours to read, as chunks or as ``ResponseBody/lines(maximumLength:)``,
+    /// the head arrives (for a request body that streams, only the endpoint's own ``Endpoint/timeLimit``, as
+    /// for ``response(for:)``; its ``Endpoint/uploadProgress`` finishes when this returns or throws). The body is then yours to read, as chunks or as ``ResponseBody/lines(maximumLength:)``,
     /// with no time limit of the session's: a body that stops arriving fails by the transport's inactivity
     /// timeout (60 s for ``URLSessionTransport``). A status the validation provider rejects fails here, its
     /// body's first megabyte read for the error, as with ``response(for:)``. Cancelling the task that reads the
@@ -214,8 +220,10 @@ public actor NetworkSession {
     /// - Returns: The response, its body still arriving.
     /// - Throws: ``NetworkError`` when no acceptable head arrived.
     public nonisolated func bytes(_ endpoint: Endpoint) async throws(NetworkError) -> StreamedResponse {
+        // An upload's progress ends with the head: the server has what it answered.
+        defer { endpoint.uploadProgress?.finish() }
         let (request, base) = try await buildRequest(for: endpoint)
-        let deadline = Self.deadline(endpoint.timeLimit ?? timeLimit)
+        let deadline = Self.deadline(endpoint.timeLimit ?? (Self.uploads(endpoint) ? nil : timeLimit))
         var exchange = Exchange(
             request: request, base: base, ownCredentials: Redirect.credentials(in: endpoint.headers),
             redirects: endpoint.redirects ?? redirects, retry: endpoint.retry ?? retry, deadline: deadline)

@@ -202,6 +202,13 @@ public struct URLSessionTransport: HTTPTransport {
         completionHandler(.rejectProtectionSpace, nil)
     }
 
+    /// `URLSession` sends a streamed body again from its start (a connection that closed as it was reused):
+    /// a fresh stream of the same body, or, for a caller's stream, which cannot be read twice, one that fails,
+    /// so that the transfer ends rather than send the body short.
+    static func restartBody(of task: URLSessionTask, _ completionHandler: @Sendable (InputStream?) -> Void) {
+        completionHandler((task.originalRequest?.httpBodyStream as? BodyInputStream)?.restarted())
+    }
+
     static func response(_ http: HTTPURLResponse, body: Data) -> HTTPResponse {
         var headers = HTTPHeaders()
         for (name, value) in http.allHeaderFields {
@@ -308,14 +315,12 @@ private final class TaskHandle: NSObject, URLSessionTaskDelegate, StoppableReque
         }
     }
 
-    /// `URLSession` sends a streamed body again from its start (a connection that closed as it was reused):
-    /// a fresh stream of the same body, or none for a stream of the caller's, which cannot be read twice.
     func urlSession(
         _ session: URLSession,
         task: URLSessionTask,
         needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
     ) {
-        completionHandler((task.originalRequest?.httpBodyStream as? BodyInputStream)?.restarted())
+        URLSessionTransport.restartBody(of: task, completionHandler)
     }
 
 }

@@ -45,8 +45,14 @@ public struct MultipartForm: Sendable, Equatable {
         self.boundary = boundary ?? "ResourceKit-" + UUID().uuidString
     }
 
-    /// The `Content-Type` of the body, with its boundary.
-    public var contentType: String { "multipart/form-data; boundary=\(boundary)" }
+    /// The `Content-Type` of the body, with its boundary, quoted when it holds a character a header token may
+    /// not (a space, `(`, `)`, `,`, `/`, `:`, `=`, `?`), as RFC 2045 asks.
+    public var contentType: String {
+        let plain = boundary.utf8.allSatisfy { byte in
+            !(byte == UInt8(ascii: " ") || Array("(),/:=?".utf8).contains(byte))
+        }
+        return "multipart/form-data; boundary=" + (plain ? boundary : "\"\(boundary)\"")
+    }
 
     /// Appends a text field.
     /// - Parameters:

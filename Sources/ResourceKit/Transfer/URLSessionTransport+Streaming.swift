@@ -200,4 +200,12 @@ private final class StreamingRouter: NSObject, URLSessionDataDelegate, Sendable 
         URLSessionTransport.reject(challenge, completionHandler) { streamed?.challenged(by: $0) }
     }
 
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
+    ) {
+        URLSessionTransport.restartBody(of: task, completionHandler)
+    }
+
 }

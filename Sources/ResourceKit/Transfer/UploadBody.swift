@@ -55,8 +55,6 @@ final class UploadBody: Sendable {
         self.isReplayable = replayable
     }
 
-    deinit { progress?.finish() }
-
     /// A fresh stream of the whole body, the progress restarted at zero.
     /// - Throws: ``NetworkError/transport(code:message:)`` (`requestBodyStreamExhausted`) when the body
     ///   holds a stream of the caller's that was read already.
@@ -100,15 +98,17 @@ final class UploadBody: Sendable {
     static func size(ofFileAt url: URL) throws(NetworkError) -> Int {
         guard url.isFileURL else { throw .file("\(url.absoluteString) is not a file URL") }
         let path = url.path
+        // Looked at before it is opened: opening a FIFO would wait for a writer.
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw .file("cannot read the file to upload at \(path): \(String(cString: strerror(errno)))")
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw .file("the upload's \(path) is not a regular file") }
         let descriptor = openForReading(path)
         guard descriptor >= 0 else {
             throw .file("cannot read the file to upload at \(path): \(String(cString: strerror(errno)))")
         }
-        defer { closeDescriptor(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            throw .file("the upload's \(path) is not a regular file")
-        }
+        closeDescriptor(descriptor)
         return Int(info.st_size)
     }
 }
@@ -150,6 +150,8 @@ final class BodyInputStream: InputStream {
     private var offset = 0
     /// The open file of a `.file` piece.
     private var descriptor: Int32 = -1
+    /// How much of the current file piece was read.
+    private var fileOffset = 0
     /// The last bytes of the file read so far, for a delimiter that straddles two reads.
     private var tail = Data()
     private var status: Stream.Status = .notOpen
@@ -163,11 +165,16 @@ final class BodyInputStream: InputStream {
 
     deinit {
         if descriptor >= 0 { closeDescriptor(descriptor) }
+        // URLSession never closes a body stream: a caller's stream cut short by an error or a cancellation is
+        // closed here.
+        for stream in streams ?? [] where stream.streamStatus != .closed { stream.close() }
     }
 
-    /// A new stream of the same body, from its start; `nil` when the body cannot be read again.
-    func restarted() -> BodyInputStream? {
-        try? body.makeStream()
+    /// A new stream of the same body, from its start. For a body that cannot be read again (a caller's stream),
+    /// a stream whose first read fails with `requestBodyStreamExhausted`, so that the transfer ends instead of
+    /// sending the body short.
+    func restarted() -> BodyInputStream {
+        (try? body.makeStream()) ?? BodyInputStream(body, claimed: [])
     }
 
     override func open() {
@@ -208,8 +215,8 @@ final class BodyInputStream: InputStream {
                 }
                 offset += take
                 step = (take, offset >= data.count)
-            case .file(let url, _, let delimiter):
-                step = readFile(url, delimiter: delimiter, into: buffer + count, maxLength: length - count)
+            case .file(let url, let size, let delimiter):
+                step = readFile(url, size: size, delimiter: delimiter, into: buffer + count, maxLength: length - count)
             case .stream:
                 if streams == nil { streams = body.claimStreams() ?? [] }
                 if let streams, streamIndex < streams.count {
@@ -218,17 +225,21 @@ final class BodyInputStream: InputStream {
                     step = fail(UploadBody.exhausted)
                 }
             }
+            let isStream = if case .stream = body.pieces[index] { true } else { false }
             guard let step else {
                 status = .error
                 return -1
             }
             count += step.count
             if step.ended {
-                if case .stream = body.pieces[index] { streamIndex += 1 }
+                if isStream { streamIndex += 1 }
                 index += 1
                 offset = 0
+                fileOffset = 0
                 tail = Data()
             }
+            // A caller's stream is read once per call: its next read may wait, on URLSession's own thread.
+            if isStream, count > 0 { break }
         }
         if index >= body.pieces.count { status = .atEnd }
         if count > 0 { body.progress?.advance(by: count) }
@@ -236,20 +247,27 @@ final class BodyInputStream: InputStream {
     }
 
     /// Reads from a file piece: how many bytes, and whether the file ended; `nil` on failure.
-    private func readFile(_ url: URL, delimiter: Data?, into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int)
-        -> (count: Int, ended: Bool)?
-    {
+    ///
+    /// The file is sent as long as it was when the request was built: bytes it gained since are not sent, and
+    /// a file that became shorter fails the transfer, so that the body is never cut short unnoticed.
+    private func readFile(
+        _ url: URL, size: Int, delimiter: Data?, into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int
+    ) -> (count: Int, ended: Bool)? {
+        if fileOffset >= size {
+            if descriptor >= 0 { closeDescriptor(descriptor) }
+            descriptor = -1
+            return (0, true)
+        }
         if descriptor < 0 {
             descriptor = openForReading(url.path)
             if descriptor < 0 { return fail(.file("cannot read \(url.path): \(String(cString: strerror(errno)))")) }
         }
-        let got = readAvailable(descriptor, buffer, maxLength)
+        let got = readAvailable(descriptor, buffer, min(maxLength, size - fileOffset))
         if got < 0 { return fail(.file("cannot read \(url.path): \(String(cString: strerror(errno)))")) }
         if got == 0 {
-            closeDescriptor(descriptor)
-            descriptor = -1
-            return (0, true)
+            return fail(.file("\(url.path) became shorter while it was sent: \(fileOffset) of \(size) bytes"))
         }
+        fileOffset += got
         if let delimiter, !delimiter.isEmpty {
             var window = tail
             window.append(buffer, count: got)
@@ -288,7 +306,8 @@ final class BodyInputStream: InputStream {
 
 // The C calls under names of their own: inside ``BodyInputStream``, `close` and `read` are its methods.
 
-private func openForReading(_ path: String) -> Int32 { open(path, O_RDONLY | O_CLOEXEC) }
+/// Opens without waiting: a file that became a FIFO since it was checked fails to read instead of blocking.
+private func openForReading(_ path: String) -> Int32 { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
 
 private func closeDescriptor(_ descriptor: Int32) { _ = close(descriptor) }
 
