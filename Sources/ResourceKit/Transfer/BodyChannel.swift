@@ -46,21 +46,34 @@ final class BodyChannel: Sendable {
         self.spills = spills
     }
 
+    /// Whether a reader waits for the next chunk.
+    var hasWaitingReader: Bool { state.withLock { $0.reader != nil } }
+
     /// Adds a chunk whatever the buffer holds; `false` once the body is over for the writer.
     func offer(_ chunk: Data) -> Bool {
         if chunk.isEmpty { return state.withLock { !$0.isTerminated && $0.end == nil } }
+        var failed = false
         let (accepted, reader, batch) = state.withLock {
             state -> (Bool, CheckedContinuation<Result<Data?, NetworkError>, Never>?, Data) in
             guard !state.isTerminated, state.end == nil else { return (false, nil, Data()) }
             // A waiting reader has read everything: the chunk is its next.
             if let reader = state.reader.take() { return (true, reader, chunk) }
             // Once spilling, everything newer spills until the reader has caught up: order holds.
-            if spills, state.spilled > 0 || state.buffered + chunk.count > limit, Self.spill(chunk, in: &state) {
-                return (true, nil, Data())
+            if spills, state.spilled > 0 || state.buffered + chunk.count > limit {
+                if Self.spill(chunk, in: &state) { return (true, nil, Data()) }
+                // Kept in memory, it would come before the older bytes on disk: the body fails instead.
+                if state.spilled > 0 {
+                    failed = true
+                    return (false, nil, Data())
+                }
             }
             state.chunks.append(chunk)
             state.buffered += chunk.count
             return (true, nil, Data())
+        }
+        if failed {
+            terminate(with: .file("could not keep a response body that its reader has not caught up with on disk"))
+            return false
         }
         reader?.resume(returning: .success(batch))
         return accepted
@@ -139,22 +152,31 @@ final class BodyChannel: Sendable {
     func next() async throws(NetworkError) -> Data? {
         let result: Result<Data?, NetworkError> = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Data?, NetworkError>, Never>) in
-                let (now, writer) = state.withLock {
-                    state -> (Result<Data?, NetworkError>?, CheckedContinuation<Result<Void, NetworkError>, Never>?) in
+                let (now, writer, stop) = state.withLock {
+                    state -> (
+                        Result<Data?, NetworkError>?, CheckedContinuation<Result<Void, NetworkError>, Never>?,
+                        (@Sendable () -> Void)?
+                    ) in
+                    // One reader at a time: a second one would take the first's place and leave it waiting.
+                    if state.reader != nil {
+                        return (.failure(.invalidRequest("the body is read by another iterator already")), nil, nil)
+                    }
                     if state.buffered > 0 || state.spilled > 0 {
                         let batch = Self.takeBatch(&state)
-                        if case .some(.some(let error)) = state.end, batch.isEmpty, state.isTerminated {
-                            return (.failure(error), nil)
+                        // A spill file that could not be read ended the body: the transfer stops too.
+                        if state.isTerminated, batch.isEmpty, case .some(.some(let error)) = state.end {
+                            return (.failure(error), nil, state.onTermination.take())
                         }
                         let writer = state.buffered < limit ? state.writer.take() : nil
-                        return (.success(batch), writer)
+                        return (.success(batch), writer, nil)
                     }
-                    if let end = state.end { return (end.map { .failure($0) } ?? .success(nil), nil) }
-                    if Task.isCancelled { return (.failure(.cancelled), nil) }
+                    if let end = state.end { return (end.map { .failure($0) } ?? .success(nil), nil, nil) }
+                    if Task.isCancelled { return (.failure(.cancelled), nil, nil) }
                     state.reader = continuation
-                    return (nil, state.writer.take())
+                    return (nil, state.writer.take(), nil)
                 }
                 writer?.resume(returning: .success(()))
+                stop?()
                 if let now { continuation.resume(returning: now) }
             }
         } onCancel: {
@@ -227,6 +249,8 @@ final class SpillFile: Sendable {
             buffer.baseAddress.map { mkstemp($0) } ?? -1
         }
         guard descriptor >= 0 else { return nil }
+        // Not inherited by a process the app starts.
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
         template.withUnsafeBufferPointer { buffer in _ = buffer.baseAddress.map { unlink($0) } }
         self.descriptor = descriptor
     }

@@ -29,9 +29,16 @@ extension NetworkSession {
     /// takes the destination's name, replacing any file there, only once complete and flushed to disk: the
     /// destination never holds a partial body. When a download fails midway and the response named a
     /// validator (a strong `ETag`, or `Last-Modified`), the partial file and the validator stay, and the next
-    /// download to the same destination asks only for the rest (`Range`, with `If-Range`): a `206` continues
-    /// the file, a `200` (the resource changed, or the server ignores ranges) starts it over. Without a
-    /// validator nothing is resumed.
+    /// download of the same endpoint (method and path: a query may hold a presigned URL's changing signature)
+    /// to the same destination asks only for the rest
+    /// (`Range`, with `If-Range`): a `206` continues the file; a `200` (the resource changed, or the server
+    /// ignores ranges), or a `206` whose `ETag` is not the partial file's, starts it over. A download of another
+    /// endpoint to the destination drops the partial file. Without a validator nothing is resumed, and a
+    /// failed download leaves no partial file. Run one download per destination at a time.
+    ///
+    /// The request asks for `Accept-Encoding: identity` unless the endpoint sets its own; a body compressed
+    /// anyway is saved decoded, not checked against its length, and not resumed. A status outside `2xx` is
+    /// never saved as the file, even when the validation provider accepts it.
     ///
     /// A streamed request: the time limit ends when the head arrives (see ``bytes(_:)``).
     /// - Parameters:
@@ -41,14 +48,15 @@ extension NetworkSession {
     /// - Returns: The downloaded file.
     /// - Throws: ``NetworkError/file(_:)`` when the destination is not a file URL in an existing directory,
     ///   or a write fails (the disk is full); ``NetworkError/invalidResponse(_:)`` when the body is shorter or
-    ///   longer than announced, or a `206` does not continue the partial file; or the request's error.
+    ///   longer than announced, or a `206` does not continue the partial file;
+    ///   ``NetworkError/httpStatus(code:body:headers:)`` for a status outside `2xx`; or the request's error.
     public nonisolated func download(
         _ endpoint: Endpoint,
         to destination: URL,
         progress: TransferProgress? = nil
     ) async throws(NetworkError) -> DownloadedFile {
-        let files = try DownloadFiles(destination)
         do throws(NetworkError) {
+            let files = try DownloadFiles(destination)
             let file = try await download(endpoint, files: files, progress: progress, resuming: true)
             progress?.finish()
             return file
@@ -65,7 +73,11 @@ extension NetworkSession {
         resuming: Bool
     ) async throws(NetworkError) -> DownloadedFile {
         var request = endpoint
-        let resume = resuming ? files.resumePoint() : nil
+        // The bytes as the server keeps them: offsets and lengths of a compressed body would count other bytes
+        // than the file's.
+        if request.headers["Accept-Encoding"] == nil { request.headers["Accept-Encoding"] = "identity" }
+        let identity = DownloadFiles.identity(of: endpoint)
+        let resume = resuming ? files.resumePoint(for: identity) : nil
         if let resume {
             request.headers["Range"] = "bytes=\(resume.offset)-"
             request.headers["If-Range"] = resume.validator
@@ -77,6 +89,7 @@ extension NetworkSession {
             // Asked for more than there is: the partial file may hold it all; otherwise start over.
             guard let resume, error.statusCode == 416 else { throw error }
             if let total = ContentRange.total(in: error.headers?["Content-Range"]), total == resume.offset {
+                progress?.start(completed: total, expected: total)
                 try files.complete()
                 return DownloadedFile(
                     url: files.destination, statusCode: 416, headers: error.headers ?? HTTPHeaders(),
@@ -84,19 +97,34 @@ extension NetworkSession {
             }
             return try await download(endpoint, files: files, progress: progress, resuming: false)
         }
+        // A status the validation provider let through is still not the file.
+        guard (200..<300).contains(response.statusCode) else {
+            let body = (try? await response.body.collect(upTo: Self.streamedErrorBodyLimit)) ?? Data()
+            throw .httpStatus(code: response.statusCode, body: body, headers: response.headers)
+        }
         var offset = 0
         var total = response.expectedLength
+        // A body the server compressed anyway is not counted by its length, and cannot be resumed by offset.
+        let encoded = response.headers["Content-Encoding"].map { $0.lowercased() != "identity" } ?? false
+        if encoded { total = nil }
         if response.statusCode == 206, let resume {
             guard let range = ContentRange(response.headers["Content-Range"]), range.start == resume.offset else {
                 response.body.cancel()
                 files.discard()
                 throw .invalidResponse("a 206 that does not continue the partial download")
             }
+            // A server that ignores `If-Range` answers with the rest of another version: start over.
+            if resume.validator.hasPrefix("\""), let tag = response.headers["ETag"], tag != resume.validator {
+                response.body.cancel()
+                files.discard()
+                return try await download(endpoint, files: files, progress: progress, resuming: false)
+            }
             offset = resume.offset
             total = range.total ?? response.expectedLength.map { $0 + offset }
         }
         let writer = try files.open(keeping: offset)
-        try files.remember(DownloadFiles.validator(in: response.headers))
+        let validator = encoded ? nil : DownloadFiles.validator(in: response.headers)
+        try files.remember(validator, for: identity)
         progress?.start(completed: offset, expected: total)
         var written = offset
         do throws(NetworkError) {
@@ -109,10 +137,13 @@ extension NetworkSession {
         } catch {
             response.body.cancel()
             writer.close()
+            // Kept only for a resume, which needs a validator.
+            if validator == nil { files.discard() }
             throw error
         }
         if let total, written != total {
             writer.close()
+            if validator == nil { files.discard() }
             throw .invalidResponse("the body ended after \(written) of the \(total) bytes announced")
         }
         try writer.finish()
@@ -169,11 +200,22 @@ struct DownloadFiles: Sendable {
             "." + destination.lastPathComponent + ".partial-validator")
     }
 
-    /// Where an interrupted download stopped, and the validator its response named.
-    func resumePoint() -> (offset: Int, validator: String)? {
+    /// What names a download's resource: a partial file is resumed only by a download of the same. Its query is
+    /// not part of it: a presigned URL's signature changes from one request to the next.
+    static func identity(of endpoint: Endpoint) -> String { "\(endpoint.method.rawValue) \(endpoint.path)" }
+
+    /// Where an interrupted download of `identity` stopped, and the validator its response named; `nil` when
+    /// there is none, or it was of another resource (then it is dropped).
+    func resumePoint(for identity: String) -> (offset: Int, validator: String)? {
         guard let data = FileManager.default.contents(atPath: validatorFile.path),
-            let validator = String(data: data, encoding: .utf8), !validator.isEmpty,
-            let attributes = try? FileManager.default.attributesOfItem(atPath: partial.path),
+            let text = String(data: data, encoding: .utf8), let newline = text.firstIndex(of: "\n")
+        else { return nil }
+        let validator = String(text[..<newline])
+        guard String(text[text.index(after: newline)...]) == identity else {
+            discard()
+            return nil
+        }
+        guard !validator.isEmpty, let attributes = try? FileManager.default.attributesOfItem(atPath: partial.path),
             let size = (attributes[.size] as? NSNumber)?.intValue, size > 0
         else { return nil }
         return (size, validator)
@@ -185,14 +227,14 @@ struct DownloadFiles: Sendable {
         return headers["Last-Modified"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    /// Keeps the validator for a resume, or forgets it when there is none.
-    func remember(_ validator: String?) throws(NetworkError) {
+    /// Keeps the validator for a resume of `identity`, or forgets it when there is none.
+    func remember(_ validator: String?, for identity: String) throws(NetworkError) {
         guard let validator else {
             try? FileManager.default.removeItem(at: validatorFile)
             return
         }
         do {
-            try Data(validator.utf8).write(to: validatorFile, options: .atomic)
+            try Data((validator + "\n" + identity).utf8).write(to: validatorFile, options: .atomic)
         } catch {
             throw .file("could not write \(validatorFile.path): \(error.localizedDescription)")
         }

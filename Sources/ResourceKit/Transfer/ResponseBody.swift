@@ -92,6 +92,9 @@ public struct ResponseBody: AsyncSequence, Sendable, Equatable {
     /// Two bodies are equal when they are the same stream.
     public static func == (lhs: ResponseBody, rhs: ResponseBody) -> Bool { lhs.channel === rhs.channel }
 
+    /// Whether an iterator waits for the next chunk: what a test waits for before it reads from another.
+    package var hasWaitingReader: Bool { channel.hasWaitingReader }
+
     /// Makes the iterator; a body is meant to be read once.
     public func makeAsyncIterator() -> Iterator { Iterator(channel: channel, reader: reader) }
 
@@ -208,6 +211,8 @@ public struct ResponseLines: AsyncSequence, Sendable {
                 if let newline = pending[start...].firstIndex(of: UInt8(ascii: "\n")) {
                     var end = newline
                     if end > start, pending[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+                    // However the line arrived, whole in one chunk or in many.
+                    guard end - start <= maximumLength else { throw tooLong() }
                     let line = String(decoding: pending[start..<end], as: UTF8.self)
                     start = newline + 1
                     return line
@@ -216,14 +221,14 @@ public struct ResponseLines: AsyncSequence, Sendable {
                     guard start < pending.count else { return nil }
                     var end = pending.count
                     if pending[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+                    guard end - start <= maximumLength else { throw tooLong() }
                     let line = String(decoding: pending[start..<end], as: UTF8.self)
                     start = pending.count
                     return line
                 }
-                guard pending.count - start <= maximumLength else {
-                    body.cancel()
-                    throw .invalidResponse("a line of the response is longer than \(maximumLength) bytes")
-                }
+                // Waiting for the rest of a line: a `\r` it may end with is not part of it.
+                let waiting = pending.count - start - (pending.last == UInt8(ascii: "\r") ? 1 : 0)
+                guard waiting <= maximumLength else { throw tooLong() }
                 if start > 0 {
                     pending.removeFirst(start)
                     start = 0
@@ -234,6 +239,12 @@ public struct ResponseLines: AsyncSequence, Sendable {
                     isAtEnd = true
                 }
             }
+        }
+
+        /// Stops the transfer: a line is longer than the limit.
+        private func tooLong() -> NetworkError {
+            body.cancel()
+            return .invalidResponse("a line of the response is longer than \(maximumLength) bytes")
         }
     }
 }

@@ -194,6 +194,105 @@ private final class RangeServer: Sendable {
         #expect(!FileManager.default.fileExists(atPath: destination.path))
     }
 
+    @Test func aDownloadAsksForTheBytesUncompressedAndAnEncodedBodyIsNotCountedNorResumed() async throws {
+        let scratch = try Scratch()
+        // A server that compresses anyway: its length counts compressed bytes, URLSession gives them decoded.
+        stub.stub(
+            .get, "/api/file", headers: ["Content-Encoding": "gzip", "Content-Length": "3", "ETag": "\"z\""],
+            chunks: [body])
+        let file = try await session.download(Endpoint(.get, "file"), to: scratch.file("file.bin"))
+        #expect(file.byteCount == 10)
+        #expect(stub.requests.last?.value(forHTTPHeaderField: "Accept-Encoding") == "identity")
+        #expect(scratch.names == ["file.bin"])
+    }
+
+    @Test func aPartialFileIsResumedOnlyByADownloadOfTheSameResource() async throws {
+        let scratch = try Scratch()
+        let server = RangeServer(body: body, etag: "\"same\"", cutAfter: 4)
+        stub.stubStreaming(.get, "/api/one") { server.respond($0) }
+        let other = RangeServer(body: Data("another file".utf8), etag: "\"same\"")
+        stub.stubStreaming(.get, "/api/two") { other.respond($0) }
+        let destination = scratch.file("file.bin")
+        await #expect(throws: NetworkError.self) { try await session.download(Endpoint(.get, "one"), to: destination) }
+        // The same validator, another resource: nothing is joined, the other file starts from its first byte.
+        let file = try await session.download(Endpoint(.get, "two"), to: destination)
+        #expect(file.statusCode == 200)
+        #expect(file.resumedFrom == 0)
+        #expect(try Data(contentsOf: destination) == Data("another file".utf8))
+        #expect(other.ranges == [nil])
+    }
+
+    @Test func aPartialContentOfAnotherVersionStartsOver() async throws {
+        let scratch = try Scratch()
+        // The server honours ranges and ignores If-Range: after a change, its 206 is of the new version.
+        let calls = Locked(0)
+        let new = Data("0123456789".utf8)
+        stub.stubStreaming(.get, "/api/file") { request in
+            let call = calls.withLock { count in
+                count += 1
+                return count
+            }
+            let (stream, writer) = ResponseBody.makeStream()
+            if call == 1 {
+                writer.yield(self.body.prefix(4))
+                writer.finish(throwing: .transport(code: .networkConnectionLost, message: "cut"))
+                return StreamedResponse(
+                    statusCode: 200, headers: ["ETag": "\"v1\"", "Content-Length": "10"], body: stream)
+            }
+            if request.value(forHTTPHeaderField: "Range") != nil {
+                writer.yield(new.suffix(6))
+                writer.finish()
+                return StreamedResponse(
+                    statusCode: 206,
+                    headers: ["ETag": "\"v2\"", "Content-Range": "bytes 4-9/10", "Content-Length": "6"], body: stream)
+            }
+            writer.yield(new)
+            writer.finish()
+            return StreamedResponse(statusCode: 200, headers: ["ETag": "\"v2\"", "Content-Length": "10"], body: stream)
+        }
+        let destination = scratch.file("file.bin")
+        await #expect(throws: NetworkError.self) { try await session.download(Endpoint(.get, "file"), to: destination) }
+        let file = try await session.download(Endpoint(.get, "file"), to: destination)
+        #expect(file.statusCode == 200)
+        #expect(try Data(contentsOf: destination) == new)
+        #expect(stub.requests.map { $0.value(forHTTPHeaderField: "Range") } == [nil, "bytes=4-", nil])
+    }
+
+    @Test func aStatusTheValidationLetsThroughIsNotSavedAsTheFile() async throws {
+        let scratch = try Scratch()
+        stub.stub(.get, "/api/missing", status: 404, headers: ["Content-Length": "9"], chunks: [Data("not found".utf8)])
+        let lenient = NetworkSession(
+            baseURL: "http://test.local/api", validation: StatusCodeValidation(acceptable: 200..<500), transport: stub)
+        let destination = scratch.file("file.bin")
+        do {
+            _ = try await lenient.download(Endpoint(.get, "missing"), to: destination)
+            Issue.record("a 404 was saved")
+        } catch {
+            #expect(error.statusCode == 404)
+        }
+        #expect(scratch.names.isEmpty)
+    }
+
+    @Test func aFailedDownloadWithoutAValidatorLeavesNoPartialFile() async throws {
+        let scratch = try Scratch()
+        let server = RangeServer(body: body, etag: nil, cutAfter: 4)
+        stub.stubStreaming(.get, "/api/file") { server.respond($0) }
+        await #expect(throws: NetworkError.self) {
+            try await session.download(Endpoint(.get, "file"), to: scratch.file("file.bin"))
+        }
+        #expect(scratch.names.isEmpty)
+    }
+
+    @Test func aBadDestinationStillFinishesTheProgress() async throws {
+        let progress = TransferProgress()
+        let missing = FileManager.default.temporaryDirectory.appendingPathComponent("no-such-\(UUID().uuidString)/f")
+        await #expect(throws: NetworkError.self) {
+            try await session.download(Endpoint(.get, "file"), to: missing, progress: progress)
+        }
+        #expect(progress.status.isFinished)
+        #expect(stub.requestCount == 0)
+    }
+
     @Test func aBodyLongerThanAnnouncedIsRefused() async throws {
         let scratch = try Scratch()
         stub.stub(.get, "/api/long", headers: ["Content-Length": "5"], chunks: [Data("far more than five".utf8)])

@@ -26,6 +26,48 @@ private func lines(of body: ResponseBody, maximumLength: Int = 1 << 20) async th
     let stub = StubTransport()
     var session: NetworkSession { NetworkSession(baseURL: "http://test.local/api", transport: stub) }
 
+    @Test func aSecondIteratorReadingAtOnceFailsAndTheFirstReadsOn() async throws {
+        let (body, writer) = ResponseBody.makeStream()
+        let first = Task {
+            var iterator = body.makeAsyncIterator()
+            return try await iterator.next()
+        }
+        try await waitUntil("the first iterator waits") { body.hasWaitingReader }
+        var second = body.makeAsyncIterator()
+        do {
+            _ = try await second.next()
+            Issue.record("two iterators read one body at once")
+        } catch {
+            #expect(error.code == .invalidRequest)
+        }
+        writer.yield(data("chunk"))
+        #expect(try await first.value == data("chunk"))
+        writer.finish()
+    }
+
+    @Test func theLineLimitHoldsForALineThatArrivesWholeAndNotForItsCarriageReturn() async throws {
+        // A line longer than the limit in one chunk, with its newline, fails as one split across chunks does.
+        let (whole, writer) = ResponseBody.makeStream()
+        writer.yield(data("short\nabcdefghij\nafter\n"))
+        writer.finish()
+        var seen: [String] = []
+        do {
+            for try await line in whole.lines(maximumLength: 5) { seen.append(line) }
+            Issue.record("a 10-byte line passed a limit of 5")
+        } catch {
+            #expect(error.code == .invalidResponse)
+        }
+        #expect(seen == ["short"])
+        // A line of exactly the limit whose `\r` comes in one chunk and `\n` in the next passes.
+        let (split, splitWriter) = ResponseBody.makeStream()
+        splitWriter.yield(data("abcde\r"))
+        splitWriter.yield(data("\nfg"))
+        splitWriter.finish()
+        var lines: [String] = []
+        for try await line in split.lines(maximumLength: 5) { lines.append(line) }
+        #expect(lines == ["abcde", "fg"])
+    }
+
     @Test func theHeadComesFirstAndTheChunksInOrder() async throws {
         // A buffer of one byte: the writer waits after each chunk until it is read, so each read is one chunk
         // (a reader that falls behind a faster writer takes what waits in one piece).
