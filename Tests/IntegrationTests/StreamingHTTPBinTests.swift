@@ -216,7 +216,9 @@ struct MultipartHTTPBinTests {
 
     @Test func aFileBodyArrivesWholeAndA307RepeatsItButNotAStream() async throws {
         let session = HTTPBin.session(adapters: [])
-        let text = String(repeating: "0123456789", count: 30_000)
+        // Small enough to be sent whole before httpbin answers the redirect, which it does without reading the
+        // body (a larger one could meet a closed connection while it is still being sent).
+        let text = String(repeating: "0123456789", count: 2_000)
         let file = try Self.textFile(text)
         let direct: DataEcho = try await session.send(
             Endpoint(.post, "anything", body: .file(file, contentType: "text/plain")))
