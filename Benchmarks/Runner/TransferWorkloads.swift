@@ -43,7 +43,7 @@ struct TransferWorkloads: Sendable {
             let destination = directory.appendingPathComponent("ours-\(round)")
             PeakMemory.reset()
             let before = PeakMemory.residentMegabytes
-            let seconds = try await Self.seconds {
+            let seconds = try await secondsTaken {
                 let file = try await session.download(Endpoint(.get, "file"), to: destination)
                 guard file.byteCount == count else { throw BenchmarkError("downloaded \(file.byteCount) bytes") }
             }
@@ -51,18 +51,18 @@ struct TransferWorkloads: Sendable {
             ours.append(Double(megabytes) / seconds)
             try? FileManager.default.removeItem(at: destination)
             theirs.append(
-                Double(megabytes) / (try await Self.seconds { try await Self.downloadTask(raw, "\(base)/file", count) })
+                Double(megabytes) / (try await secondsTaken { try await Self.downloadTask(raw, "\(base)/file", count) })
             )
             let plain = directory.appendingPathComponent("delegate-\(round)")
             delegate.append(
                 Double(megabytes)
-                    / (try await Self.seconds {
+                    / (try await secondsTaken {
                         try await writer.download(delegated, "\(base)/file", to: plain, count)
                     }))
             try? FileManager.default.removeItem(at: plain)
             flushed.append(
                 Double(megabytes)
-                    / (try await Self.seconds {
+                    / (try await secondsTaken {
                         try await writer.download(delegated, "\(base)/file", to: plain, count, flush: true)
                     }))
             try? FileManager.default.removeItem(at: plain)
@@ -115,13 +115,6 @@ struct TransferWorkloads: Sendable {
         report.notes.append(
             "transfers: peak RSS growth targets ≤ 32 MB for a \(megabytes) MB download and for a slow reader")
         return report
-    }
-
-    private static func seconds(_ body: () async throws -> Void) async throws -> Double {
-        let start = ContinuousClock.now
-        try await body()
-        let elapsed = ContinuousClock.now - start
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
     /// `URLSession`'s own download to a temporary file, moved away as an app would.
@@ -207,25 +200,8 @@ final class PatternServer: Sendable {
     private let descriptor: Int32
 
     init(bytesPerConnection count: Int) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw BenchmarkError("socket failed") }
-        var reuse: Int32 = 1
-        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0, listen(fd, 16) == 0 else { throw BenchmarkError("bind or listen failed") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        self.port = UInt16(bigEndian: address.sin_port)
+        let (fd, port) = try listenOnLoopback()
+        self.port = port
         self.descriptor = fd
         let pattern = [UInt8]((0..<(1 << 20)).map { UInt8(ascii: "a") + UInt8($0 % 26) })
         Thread.detachNewThread {
@@ -253,19 +229,11 @@ final class PatternServer: Sendable {
             }
             left -= size
         }
-        closeDescriptor(client)
+        closeSocket(client)
     }
 
     func close() {
         _ = shutdown(descriptor, Int32(SHUT_RDWR))
-        closeDescriptor(descriptor)
+        closeSocket(descriptor)
     }
-}
-
-private func closeDescriptor(_ descriptor: Int32) {
-    #if canImport(Glibc)
-        _ = Glibc.close(descriptor)
-    #elseif canImport(Darwin)
-        _ = Darwin.close(descriptor)
-    #endif
 }

@@ -40,7 +40,7 @@ struct UploadWorkloads: Sendable {
             PeakMemory.reset()
             let before = PeakMemory.residentMegabytes
             let progress = TransferProgress()
-            let seconds = try await Self.seconds {
+            let seconds = try await secondsTaken {
                 var endpoint = Endpoint(.post, "upload", body: .file(file))
                 endpoint.uploadProgress = progress
                 let answer = try await session.data(for: endpoint)
@@ -51,7 +51,7 @@ struct UploadWorkloads: Sendable {
             peak.append(PeakMemory.peakMegabytes - before)
             ours.append(Double(megabytes) / seconds)
             theirs.append(
-                Double(megabytes) / (try await Self.seconds { try await Self.uploadTask(raw, base, file, count) }))
+                Double(megabytes) / (try await secondsTaken { try await Self.uploadTask(raw, base, file, count) }))
         }
         let oursMeasurement = Measurement(workload: name, variant: "RequestBody.file", unit: "MB/s", samples: ours)
         let theirsMeasurement = Measurement(
@@ -75,13 +75,6 @@ struct UploadWorkloads: Sendable {
         defer { try? handle.close() }
         let block = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         for _ in 0..<(count >> 20) { try handle.write(contentsOf: block) }
-    }
-
-    private static func seconds(_ body: () async throws -> Void) async throws -> Double {
-        let start = ContinuousClock.now
-        try await body()
-        let elapsed = ContinuousClock.now - start
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
     private static func uploadTask(_ session: URLSession, _ base: String, _ file: URL, _ count: Int) async throws {
@@ -199,33 +192,4 @@ final class SinkServer: Sendable {
             return nil
         }
     }
-}
-
-/// A listening socket on 127.0.0.1 and its port.
-private func listenOnLoopback() throws -> (Int32, UInt16) {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw BenchmarkError("socket failed") }
-    var reuse: Int32 = 1
-    _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    let bound = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    guard bound == 0, listen(fd, 16) == 0 else { throw BenchmarkError("bind or listen failed") }
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-    }
-    return (fd, UInt16(bigEndian: address.sin_port))
-}
-
-private func closeSocket(_ descriptor: Int32) {
-    #if canImport(Glibc)
-        _ = Glibc.close(descriptor)
-    #elseif canImport(Darwin)
-        _ = Darwin.close(descriptor)
-    #endif
 }

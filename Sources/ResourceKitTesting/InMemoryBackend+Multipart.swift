@@ -21,6 +21,23 @@ extension InMemoryBackend {
 
 /// A `multipart/form-data` body as the backend reads it.
 struct ParsedForm {
+    /// The fields a create or update sends, and its files: a JSON object, or a form whose text parts are
+    /// string fields and whose files' names fill their fields, in order; `nil` for a body that is neither.
+    static func fields(of body: Data, contentType: String?) -> ([String: JSONValue], [File])? {
+        let contentType = contentType ?? ""
+        guard contentType.lowercased().hasPrefix("multipart/form-data") else {
+            return (try? JSONDecoder().decode(JSONValue.self, from: body))?.objectValue.map { ($0, []) }
+        }
+        guard let form = ParsedForm(body, contentType: contentType) else { return nil }
+        var fields = form.fields.mapValues(JSONValue.string)
+        for file in form.files {
+            var names = fields[file.field]?.arrayValue ?? []
+            names.append(.string(file.name))
+            fields[file.field] = .array(names)
+        }
+        return (fields, form.files)
+    }
+
     struct File {
         var field: String
         var name: String

@@ -224,28 +224,10 @@ extension InMemoryBackend {
     private func write(
         _ request: ParsedRequest, to name: String, id: String?, replace: Bool, in state: inout State
     ) -> HTTPResponse {
-        guard let body = request.body, !body.isEmpty else {
+        guard let body = request.body, !body.isEmpty,
+            let (fields, files) = ParsedForm.fields(of: body, contentType: request.recorded.headers["Content-Type"])
+        else {
             return Self.error(400, "Failed to load the submitted data due to invalid formatting.")
-        }
-        var fields: [String: JSONValue]
-        var files: [ParsedForm.File] = []
-        let contentType = request.recorded.headers["Content-Type"] ?? ""
-        if contentType.lowercased().hasPrefix("multipart/form-data") {
-            guard let form = ParsedForm(body, contentType: contentType) else {
-                return Self.error(400, "Failed to load the submitted data due to invalid formatting.")
-            }
-            fields = form.fields.mapValues(JSONValue.string)
-            for file in form.files {
-                var names = fields[file.field]?.arrayValue ?? []
-                names.append(.string(file.name))
-                fields[file.field] = .array(names)
-            }
-            files = form.files
-        } else {
-            guard let object = (try? JSONDecoder().decode(JSONValue.self, from: body))?.objectValue else {
-                return Self.error(400, "Failed to load the submitted data due to invalid formatting.")
-            }
-            fields = object
         }
         var record: [String: JSONValue]
         let collection = name
