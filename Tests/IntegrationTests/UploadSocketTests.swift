@@ -142,4 +142,35 @@ import Testing
         #expect(progress.status.isFinished)
         #expect(progress.status.completedBytes < 32 << 20)
     }
+
+    @Test func aStreamAnswered401OnASocketIsTheAnswerAndAFileIsResentWithTheNewToken() async throws {
+        // The server refuses the first token and takes the refreshed one.
+        let server = try RecordingServer { request in
+            request.headers["Authorization"] == "Bearer new"
+                ? .ok : RecordingServer.Answer(status: 401, headers: ["Content-Type": "application/json"], body: "{}")
+        }
+        defer { server.close() }
+        let refreshes = Locked(0)
+        let session = NetworkSession(
+            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(20)),
+            authenticator: BearerAuthenticator(
+                token: { refreshes.withLock { $0 } == 0 ? "old" : "new" },
+                refresh: { (_: String) async throws(NetworkError) -> String in
+                    refreshes.withLock { $0 += 1 }
+                    return "new"
+                }))
+        let url = try Self.file(100_000, seed: 8)
+        let stream = try #require(InputStream(url: url))
+        do {
+            try await session.send(Endpoint(.post, "uploads", body: .stream(stream)))
+            Issue.record("a 401 was not the answer")
+        } catch {
+            #expect(error.statusCode == 401, "\(error)")
+        }
+        #expect(server.requests.count == 1)
+        #expect(refreshes.withLock { $0 } == 0)
+        try await session.send(Endpoint(.post, "uploads", body: .file(url)))
+        #expect(server.requests.map { $0.headers["Authorization"] } == ["Bearer old", "Bearer old", "Bearer new"])
+        #expect(server.requests.last?.body == (try Data(contentsOf: url)))
+    }
 }
