@@ -86,11 +86,13 @@ extension NetworkSession {
     /// The request as events name it: the last call's subject again for the same method and URL (a resource
     /// read again), a new one otherwise.
     nonisolated func requestSubject(method: String, url: URL?) -> DiagnosticSubject {
-        if let last = lastRequestSubject.withLock({ $0 }), last.source == url, last.method == method { return last }
-        let subject = DiagnosticSubject(
-            method: method, url: redaction.redact(url), object: nil, itemType: nil, source: url)
-        lastRequestSubject.withLock { $0 = subject }
-        return subject
+        lastRequestSubject.withLock { last in
+            if let last, last.source == url, last.method == method { return last }
+            let subject = DiagnosticSubject(
+                method: method, url: redaction.redact(url), object: nil, itemType: nil, source: url)
+            last = subject
+            return subject
+        }
     }
 
     /// Emits a later attempt's start. The subject is made here when the first listener came after the call
