@@ -1,4 +1,5 @@
 import Foundation
+public import Synchronization
 
 // What the emitting thread records of a diagnostic event, and how the consumer reads it back.
 
@@ -27,9 +28,30 @@ import Foundation
     }
 }
 
+/// Where an object keeps the subject its events name, made by its first event. An atomic of its own rather than
+/// `AtomicLazyReference`, whose `load` is a generic call that is not specialized: every event paid for it.
+@usableFromInline struct DiagnosticSubjectSlot: ~Copyable, Sendable {
+    @usableFromInline let storage = Atomic<Unmanaged<DiagnosticSubject>?>(nil)
+
+    @inlinable init() {}
+
+    /// The subject, made by `make` the first time; when two threads make one at once, both get the first.
+    @inlinable func subject(_ make: () -> DiagnosticSubject) -> DiagnosticSubject {
+        if let existing = storage.load(ordering: .acquiring) { return existing.takeUnretainedValue() }
+        let made = Unmanaged.passRetained(make())
+        let (exchanged, original) = storage.compareExchange(
+            expected: nil, desired: made, ordering: .acquiringAndReleasing)
+        guard !exchanged, let original else { return made.takeUnretainedValue() }
+        made.release()
+        return original.takeUnretainedValue()
+    }
+
+    deinit { storage.load(ordering: .acquiring)?.release() }
+}
+
 /// A state as events describe it: its case, a list's item count and whether a next page loads. Never a
 /// value; the text of ``DiagnosticEvent/stateSummary`` is made from it by the consumer.
-@usableFromInline struct DiagnosticState: Sendable, BitwiseCopyable {
+@usableFromInline struct DiagnosticState: Sendable, BitwiseCopyable, Equatable {
     @usableFromInline enum Content: UInt8, Sendable, BitwiseCopyable { case idle, loading, available, failure }
 
     @usableFromInline var content: Content
@@ -54,6 +76,19 @@ import Foundation
         }
     }
 
+    /// The state in one word of a record: the case, the next-page flag, the error code and the item count.
+    @inlinable var packed: UInt64 {
+        UInt64(content.rawValue) | UInt64(isLoadingNextPage ? 1 : 0) << 8 | UInt64(errorCode) << 16
+            | UInt64(UInt32(bitPattern: items)) << 32
+    }
+
+    @inlinable init(packed: UInt64) {
+        content = Content(rawValue: UInt8(truncatingIfNeeded: packed)) ?? .idle
+        isLoadingNextPage = UInt8(truncatingIfNeeded: packed >> 8) != 0
+        errorCode = UInt8(truncatingIfNeeded: packed >> 16)
+        items = Int32(bitPattern: UInt32(truncatingIfNeeded: packed >> 32))
+    }
+
     /// `idle`, `loading`, `available`, `failure(timeout)`; a list's adds its item count.
     var summary: String {
         let text =
@@ -69,6 +104,17 @@ import Foundation
     }
 }
 
+/// The state an object's last diagnostic event described, and the machine's version then.
+@usableFromInline struct DescribedState: Sendable, BitwiseCopyable {
+    @usableFromInline var version: UInt64
+    @usableFromInline var state: DiagnosticState
+
+    @inlinable init(version: UInt64, state: DiagnosticState) {
+        self.version = version
+        self.state = state
+    }
+}
+
 /// An error a record names, held for it by the listener's batch, like its subject.
 @usableFromInline final class DiagnosticErrorBox: Sendable {
     let error: NetworkError
@@ -77,64 +123,140 @@ import Foundation
 
 /// An event as the library records it, on the thread that emits it: numbers and references it does not hold,
 /// so that copying one is copying bytes and a listener costs a read little. The listener's iterator turns it
-/// into a ``DiagnosticEvent``. Numbers the library makes are small: they are kept in 32 bits, clamped.
+/// into a ``DiagnosticEvent``.
+///
+/// 48 bytes, three records to two cache lines: each record is written once into memory the consumer's core
+/// reads next, so its size is what a listener costs the emitting thread in cache traffic. No kind fills every
+/// property, so the properties share slots, and flags say which are set:
+/// - `first`: the request id, or the state after a change;
+/// - `second`: the byte count, the error, or the state before a change;
+/// - `small`: the attempt, or the number of callers or items; `smallToo`: the status, or the receivers.
+/// Numbers the library makes are small: they are kept in 32 bits, clamped; a time in 64-bit nanoseconds
+/// (292 years), clamped.
 @usableFromInline struct DiagnosticRecord: Sendable, BitwiseCopyable {
-    /// The kind's number: a public type is not promised to be bitwise copyable.
-    @usableFromInline let kindNumber: UInt8
-    @usableFromInline var notModified = false
-    @usableFromInline var hasTime = false
-    /// 0 for none: request ids start at 1.
-    @usableFromInline var requestNumber: UInt64 = 0
-    @usableFromInline var attemptNumber: Int32 = -1
-    @usableFromInline var statusCode: Int32 = -1
-    @usableFromInline var countNumber: Int32 = -1
-    @usableFromInline var receiverNumber: Int32 = -1
-    @usableFromInline var byteCount = -1
-    /// The attempt's duration, or the wait before a retry.
-    @usableFromInline var duration = Duration.zero
+    @usableFromInline enum Flag {
+        @inlinable static var notModified: UInt8 { 1 }
+        @inlinable static var hasTime: UInt8 { 1 << 1 }
+        @inlinable static var hasError: UInt8 { 1 << 2 }
+        @inlinable static var hasRequestID: UInt8 { 1 << 3 }
+        @inlinable static var hasState: UInt8 { 1 << 4 }
+        @inlinable static var hasPreviousState: UInt8 { 1 << 5 }
+        /// `small` is a count and `smallToo` the receivers, not an attempt and a status.
+        @inlinable static var countsCallers: UInt8 { 1 << 6 }
+        @inlinable static var hasBytes: UInt8 { 1 << 7 }
+    }
+
     /// Not retained: the listener that holds the record holds its subject (see ``DiagnosticBatch``), so that
     /// the emitting thread and the consumer never both count references to it. Set by the feed.
     @usableFromInline var subjectReference: Unmanaged<DiagnosticSubject>?
-    /// The error, held like the subject; set by the feed from what the emitting site gave it.
-    @usableFromInline var errorReference: Unmanaged<DiagnosticErrorBox>?
-    @usableFromInline var state: DiagnosticState?
-    @usableFromInline var previousState: DiagnosticState?
+    @usableFromInline var first: UInt64 = 0
+    @usableFromInline var second: UInt64 = 0
+    /// The attempt's duration, or the wait before a retry.
+    @usableFromInline var nanoseconds: Int64 = 0
+    @usableFromInline var small: Int32 = -1
+    @usableFromInline var smallToo: Int32 = -1
+    /// The kind's number: a public type is not promised to be bitwise copyable.
+    @usableFromInline let kindNumber: UInt8
+    @usableFromInline var flags: UInt8 = 0
 
     @inlinable init(_ kind: DiagnosticEvent.Kind) { kindNumber = kind.rawValue }
 
     @inlinable var kind: DiagnosticEvent.Kind { DiagnosticEvent.Kind(kindNumber) }
 
+    @inlinable func has(_ flag: UInt8) -> Bool { flags & flag != 0 }
+
+    @inlinable mutating func set(_ flag: UInt8, _ isSet: Bool) {
+        flags = isSet ? flags | flag : flags & ~flag
+    }
+
+    /// Puts a value in a shared slot (`first`, or else `second`) for the property whose flag is `flag`: a value
+    /// takes the slot from the properties in `others`; `nil` clears the slot only if the property had it.
+    @inlinable mutating func store(_ value: UInt64?, inFirst: Bool, flag: UInt8, others: UInt8) {
+        if value != nil {
+            flags = (flags & ~others) | flag
+        } else if has(flag) {
+            flags &= ~flag
+        } else {
+            return
+        }
+        if inFirst { first = value ?? 0 } else { second = value ?? 0 }
+    }
+
+    @inlinable var notModified: Bool {
+        get { has(Flag.notModified) }
+        set { set(Flag.notModified, newValue) }
+    }
     @inlinable var requestID: UInt64? {
-        get { requestNumber == 0 ? nil : requestNumber }
-        set { requestNumber = newValue ?? 0 }
+        get { has(Flag.hasRequestID) ? first : nil }
+        set { store(newValue, inFirst: true, flag: Flag.hasRequestID, others: Flag.hasState) }
     }
     @inlinable var attempt: Int? {
-        get { attemptNumber < 0 ? nil : Int(attemptNumber) }
-        set { attemptNumber = newValue.map { Int32(clamping: $0) } ?? -1 }
+        get { has(Flag.countsCallers) || small < 0 ? nil : Int(small) }
+        set { small = newValue.map { Int32(clamping: $0) } ?? -1 }
     }
     @inlinable var status: Int? {
-        get { statusCode < 0 ? nil : Int(statusCode) }
-        set { statusCode = newValue.map { Int32(clamping: $0) } ?? -1 }
+        get { has(Flag.countsCallers) || smallToo < 0 ? nil : Int(smallToo) }
+        set { smallToo = newValue.map { Int32(clamping: $0) } ?? -1 }
     }
     /// Callers, or the item count of store news.
     @inlinable var count: Int? {
-        get { countNumber < 0 ? nil : Int(countNumber) }
-        set { countNumber = newValue.map { Int32(clamping: $0) } ?? -1 }
+        get { has(Flag.countsCallers) && small >= 0 ? Int(small) : nil }
+        set {
+            flags |= Flag.countsCallers
+            small = newValue.map { Int32(clamping: $0) } ?? -1
+        }
     }
     @inlinable var receivers: Int? {
-        get { receiverNumber < 0 ? nil : Int(receiverNumber) }
-        set { receiverNumber = newValue.map { Int32(clamping: $0) } ?? -1 }
+        get { has(Flag.countsCallers) && smallToo >= 0 ? Int(smallToo) : nil }
+        set {
+            flags |= Flag.countsCallers
+            smallToo = newValue.map { Int32(clamping: $0) } ?? -1
+        }
     }
+    /// A record with an error keeps no byte count: the two share a slot, and no kind has both.
     @inlinable var bytes: Int? {
-        get { byteCount < 0 ? nil : byteCount }
-        set { byteCount = newValue ?? -1 }
+        get { has(Flag.hasBytes) ? Int(truncatingIfNeeded: second) : nil }
+        set {
+            store(
+                newValue.map { UInt64(truncatingIfNeeded: $0) }, inFirst: false, flag: Flag.hasBytes,
+                others: Flag.hasError | Flag.hasPreviousState)
+        }
+    }
+    /// The error, held like the subject; set by the feed from what the emitting site gave it.
+    @inlinable var errorReference: Unmanaged<DiagnosticErrorBox>? {
+        get { has(Flag.hasError) ? UnsafeRawPointer(bitPattern: UInt(second)).map(Unmanaged.fromOpaque) : nil }
+        set {
+            store(
+                newValue.map { UInt64(UInt(bitPattern: $0.toOpaque())) }, inFirst: false, flag: Flag.hasError,
+                others: Flag.hasBytes | Flag.hasPreviousState)
+        }
+    }
+    @inlinable var state: DiagnosticState? {
+        get { has(Flag.hasState) ? DiagnosticState(packed: first) : nil }
+        set { store(newValue?.packed, inFirst: true, flag: Flag.hasState, others: Flag.hasRequestID) }
+    }
+    @inlinable var previousState: DiagnosticState? {
+        get { has(Flag.hasPreviousState) ? DiagnosticState(packed: second) : nil }
+        set {
+            store(newValue?.packed, inFirst: false, flag: Flag.hasPreviousState, others: Flag.hasBytes | Flag.hasError)
+        }
     }
     @inlinable var time: Duration? {
-        get { hasTime ? duration : nil }
+        get { has(Flag.hasTime) ? .nanoseconds(nanoseconds) : nil }
         set {
-            hasTime = newValue != nil
-            duration = newValue ?? .zero
+            set(Flag.hasTime, newValue != nil)
+            nanoseconds = newValue.map(Self.clampedNanoseconds) ?? 0
         }
+    }
+
+    /// A time as whole nanoseconds, clamped to what 64 bits hold.
+    @inlinable static func clampedNanoseconds(_ time: Duration) -> Int64 {
+        let (seconds, attoseconds) = time.components
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? .min : .max }
+        let (total, overflowAgain) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000)
+        if overflowAgain { return seconds < 0 ? .min : .max }
+        return total
     }
 }
 

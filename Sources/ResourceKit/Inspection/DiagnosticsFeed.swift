@@ -56,7 +56,7 @@ public import Synchronization
     private static let now = Timeline(ContinuousClock())
 
     @usableFromInline let listenerCount = Atomic<Int>(0)
-    private let state = Locked(State())
+    private let state = Mutex(State())
 
     @usableFromInline init() {}
 
@@ -72,18 +72,21 @@ public import Synchronization
     @usableFromInline func emit(
         _ record: DiagnosticRecord, about subject: DiagnosticSubject?, error: NetworkError? = nil
     ) {
-        var flushes: [UInt64] = []
         var record = record
         record.subjectReference = subject.map(Unmanaged.passUnretained)
         let box = error.map(DiagnosticErrorBox.init)
         record.errorReference = box.map(Unmanaged.passUnretained)
-        state.withLock { state in
+        let flushes = state.withLock { state -> [UInt64]? in
+            // Optional, so that an event that wakes nobody touches no array.
+            var flushes: [UInt64]?
             // A record is bytes: each listener gets a copy.
             for index in state.listeners.indices where state.listeners[index].append(record, holding: subject, box) {
-                flushes.append(state.listeners[index].id)
+                if flushes == nil { flushes = [] }
+                flushes?.append(state.listeners[index].id)
             }
+            return flushes
         }
-        scheduleFlushes(flushes)
+        if let flushes { scheduleFlushes(flushes) }
     }
 
     private func scheduleFlushes(_ ids: [UInt64]) {

@@ -1,5 +1,4 @@
 public import Observation
-public import Synchronization
 
 /// A paginated remote list: its items, its pagination, and the operations that change them.
 ///
@@ -26,7 +25,7 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
     /// What selects the list.
     public let request: Remote.ListRequest
     /// Made by the first diagnostic event about the object.
-    @usableFromInline let diagnosticSubjectReference = AtomicLazyReference<DiagnosticSubject>()
+    @usableFromInline let diagnosticSubjectSlot = DiagnosticSubjectSlot()
 
     // `@usableFromInline`: they meet requirements of `MachineHost`, whose core is inlinable for the read path
     // of `Resource` (see MachineHost.swift); that makes them part of the module's API surface.
@@ -146,8 +145,7 @@ extension ListResource: MachineHost {
     @usableFromInline var diagnosticsFeed: DiagnosticsFeed { session.feed }
 
     @inlinable var diagnosticSubject: DiagnosticSubject {
-        if let subject = diagnosticSubjectReference.load() { return subject }
-        return diagnosticSubjectReference.storeIfNil(DiagnosticSubject(object: diagnosticLabel))
+        diagnosticSubjectSlot.subject { DiagnosticSubject(object: diagnosticLabel) }
     }
 
     @usableFromInline var diagnosticLabel: String {

@@ -27,7 +27,8 @@ public import Observation
     @usableFromInline var isDelivering = false
     /// The state as the last diagnostic event described it, and the machine's version then: the next
     /// state change's `before`, so that a transition that changes nothing describes nothing.
-    @usableFromInline var described: (version: UInt64, state: DiagnosticState)?
+    /// A struct, not a tuple: a tuple in generic storage has its metadata looked up at run time.
+    @usableFromInline var described: DescribedState?
 
     @inlinable init(_ machine: Machine) { self.machine = machine }
 }
@@ -88,7 +89,7 @@ extension MachineHost {
             let version = storage.machine.version
             let isListened = diagnosticsFeed.isActive
             if isListened, storage.described?.version != version {
-                storage.described = (version, Self.diagnosticState(storage.machine.state))
+                storage.described = DescribedState(version: version, state: Self.diagnosticState(storage.machine.state))
             }
             let result = event(&storage.machine)
             let news = storage.machine.takeNews()
@@ -96,7 +97,7 @@ extension MachineHost {
             // Emitted under the lock, so events follow the object's transitions in order.
             if isListened, let before = storage.described?.state {
                 let after = emitStateChange(from: before, to: storage.machine.state, subject: diagnosticSubject)
-                storage.described = (storage.machine.version, after)
+                storage.described = DescribedState(version: storage.machine.version, state: after)
             }
             if !storage.observers.isEmpty {
                 storage.pending.append(.init(observers: storage.observers, state: storage.machine.state))

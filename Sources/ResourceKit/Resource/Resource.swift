@@ -1,5 +1,4 @@
 public import Observation
-public import Synchronization
 
 /// One remote value, its state, and the operations that change it.
 ///
@@ -32,7 +31,7 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
     /// The store this resource belongs to, if a store made it.
     @usableFromInline let link: ResourceLink<Remote>?
     /// Made by the first diagnostic event about the object.
-    @usableFromInline let diagnosticSubjectReference = AtomicLazyReference<DiagnosticSubject>()
+    @usableFromInline let diagnosticSubjectSlot = DiagnosticSubjectSlot()
 
     /// Creates a resource.
     /// - Parameters:
@@ -129,8 +128,7 @@ extension Resource: MachineHost {
     @inlinable var diagnosticsFeed: DiagnosticsFeed { session.feed }
 
     @inlinable var diagnosticSubject: DiagnosticSubject {
-        if let subject = diagnosticSubjectReference.load() { return subject }
-        return diagnosticSubjectReference.storeIfNil(DiagnosticSubject(object: diagnosticLabel))
+        diagnosticSubjectSlot.subject { DiagnosticSubject(object: diagnosticLabel) }
     }
 
     @usableFromInline var diagnosticLabel: String {
