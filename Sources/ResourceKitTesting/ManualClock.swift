@@ -128,9 +128,8 @@ public final class ManualClock: Clock, Sendable {
     /// fails after `timeout` instead of hanging.
     ///
     /// The timeout is real time (`ContinuousClock`), not this clock's. One that is not positive fails at once
-    /// unless `condition` already holds; one above 10⁹ seconds counts as that. Until the deprecated
-    /// ``waitForSleepers(_:)`` is removed, a call that names no `timeout` resolves to it: write
-    /// `try await clock.waitForSleepers(timeout: .seconds(5)) { … }`.
+    /// unless `condition` already holds; one above 10⁹ seconds counts as that. A call that names no `timeout`,
+    /// `try await clock.waitForSleepers { … }`, waits 5 seconds.
     /// - Parameters:
     ///   - timeout: How long to wait; 5 seconds by default.
     ///   - condition: Decides from the pending sleeps, shortest first.
@@ -149,13 +148,16 @@ public final class ManualClock: Clock, Sendable {
     /// takes, and returns them.
     ///
     /// When the waiting task is cancelled first (by a test's time limit, for example), it returns the
-    /// pending sleeps as they are, whether or not they satisfy `condition`.
+    /// pending sleeps as they are, whether or not they satisfy `condition`. A call by name resolves to
+    /// ``waitForSleepers(timeout:_:)``, which needs `try`; this one is reached only through a function of its
+    /// type, as in `let wait: (@escaping @Sendable ([Duration]) -> Bool) async -> [Duration] = clock.waitForSleepers`.
     /// - Parameter condition: Decides from the pending sleeps, shortest first.
     /// - Returns: The pending sleeps.
     @available(
         *, deprecated,
         message: "Use waitForSleepers(timeout:_:), which fails with the sleepers it saw instead of hanging"
     )
+    @_disfavoredOverload
     @discardableResult
     public func waitForSleepers(_ condition: @escaping @Sendable ([Duration]) -> Bool) async -> [Duration] {
         switch await watch(timeout: nil, condition) {

@@ -174,8 +174,7 @@ public final class StubTransport: HTTPTransport {
     ///
     /// The timeout is real time (`ContinuousClock`), whatever clock the session under test uses. One that is
     /// not positive fails at once unless the requests are already there; one above 10⁹ seconds counts as that.
-    /// Until the deprecated ``waitForRequests(_:)`` is removed, a call that names no `timeout` resolves to it:
-    /// write `try await stub.waitForRequests(2, timeout: .seconds(5))`.
+    /// A call that names no `timeout`, `try await stub.waitForRequests(2)`, waits 5 seconds.
     /// - Parameters:
     ///   - count: How many requests to wait for.
     ///   - timeout: How long to wait; 5 seconds by default.
@@ -187,11 +186,15 @@ public final class StubTransport: HTTPTransport {
 
     /// Waits until at least `count` requests have arrived, however long that takes, or until the waiting task
     /// is cancelled.
+    ///
+    /// A call by name resolves to ``waitForRequests(_:timeout:)``, which needs `try`; this one is reached only
+    /// through a function of its type, as in `let wait: (Int) async -> Void = stub.waitForRequests`.
     /// - Parameter count: How many requests to wait for.
     @available(
         *, deprecated,
         message: "Use waitForRequests(_:timeout:), which fails with the requests it saw instead of hanging"
     )
+    @_disfavoredOverload
     public func waitForRequests(_ count: Int) async {
         _ = await wait(for: count, timeout: nil)
     }

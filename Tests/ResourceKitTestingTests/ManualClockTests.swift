@@ -62,6 +62,15 @@ import Testing
         }
     }
 
+    @Test func aWaitThatNamesNoTimeoutIsTheTimedOneWithFiveSeconds() async throws {
+        // The wait without a timeout returns when cancelled; the timed one fails, naming its timeout.
+        let watcher = Task { [clock] in try await clock.waitForSleepers { $0.count == 1 } }
+        watcher.cancel()
+        await #expect(throws: ManualClockTimeout(timeout: .seconds(5), sleepers: [], isCancelled: true)) {
+            try await watcher.value
+        }
+    }
+
     @Test(arguments: [Duration.zero, .seconds(-1)])
     func aTimeoutThatIsNotPositiveFailsAtOnceUnlessTheConditionHolds(timeout: Duration) async throws {
         await #expect(throws: ManualClockTimeout(timeout: timeout, sleepers: [])) {

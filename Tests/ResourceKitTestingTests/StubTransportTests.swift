@@ -139,6 +139,15 @@ import Testing
         #expect(expected.description == "Cancelled while waiting for 1 request(s); received 0: []")
     }
 
+    @Test func aWaitThatNamesNoTimeoutIsTheTimedOneWithFiveSeconds() async throws {
+        // The wait without a timeout returns when cancelled; the timed one fails, naming its timeout.
+        let waiter = Task { [stub] in try await stub.waitForRequests(1) }
+        waiter.cancel()
+        await #expect(
+            throws: StubTransportTimeout(expectedCount: 1, timeout: .seconds(5), received: [], isCancelled: true)
+        ) { try await waiter.value }
+    }
+
     @Test(arguments: [Duration.zero, .seconds(-1)])
     func aTimeoutThatIsNotPositiveFailsAtOnceUnlessTheRequestsAreThere(timeout: Duration) async throws {
         await #expect(throws: StubTransportTimeout(expectedCount: 1, timeout: timeout, received: [])) {

@@ -74,13 +74,18 @@ struct Legacy: LegacyAPI {
     var notPlaced: ListPlacement { .none }
 
     @available(*, deprecated)
-    func waitForRequests(_ count: Int, on stub: StubTransport) async { await stub.waitForRequests(count) }
+    func waitForRequests(_ count: Int, on stub: StubTransport) async {
+        // A call by name reaches the timed wait: the old one only through a function of its type.
+        let wait: (Int) async -> Void = stub.waitForRequests
+        await wait(count)
+    }
 
     @available(*, deprecated)
     func waitForSleepers(on clock: ManualClock, _ condition: @escaping @Sendable ([Duration]) -> Bool) async
         -> [Duration]
     {
-        await clock.waitForSleepers(condition)
+        let wait: (@escaping @Sendable ([Duration]) -> Bool) async -> [Duration] = clock.waitForSleepers
+        return await wait(condition)
     }
 }
 
