@@ -29,13 +29,15 @@ func line(_ event: DiagnosticEvent) -> String {
 
 /// Every event a stream holds up to a marker request (`GET …/marker`) sent after the operation under test:
 /// events are emitted, in order, before an operation returns, so the marker's first event closes the set.
-func eventsUntilMarker(_ stream: DiagnosticEvents, session: NetworkSession) async -> [String] {
+func eventsUntilMarker(
+    _ stream: DiagnosticEvents, session: NetworkSession, describe: (DiagnosticEvent) -> String = line
+) async -> [String] {
     // Any answer will do, or none: its `requestStarted` is emitted before the transport is called.
     try? await session.send(Endpoint(.get, "marker", timeLimit: .milliseconds(1)))
     var result: [String] = []
     for await event in stream {
         if event.url?.hasSuffix("/marker") == true { break }
-        result.append(line(event))
+        result.append(describe(event))
     }
     return result
 }

@@ -27,17 +27,6 @@ private func everything(_ event: DiagnosticEvent) -> String {
     return parts.joined(separator: " | ")
 }
 
-/// The events up to the marker request, every property of each.
-private func everythingUntilMarker(_ stream: DiagnosticEvents, session: NetworkSession) async -> [String] {
-    try? await session.send(Endpoint(.get, "marker", timeLimit: .milliseconds(1)))
-    var result: [String] = []
-    for await event in stream {
-        if event.url?.hasSuffix("/marker") == true { break }
-        result.append(everything(event))
-    }
-    return result
-}
-
 @Suite(.timeLimit(.minutes(1))) struct DiagnosticRecordTests {
     let post = Post(id: "1", title: "One")
     let url = "http://test.local/api/posts/1"
@@ -59,7 +48,7 @@ private func everythingUntilMarker(_ stream: DiagnosticEvents, session: NetworkS
         try await clock.waitForSleepers(timeout: .seconds(5)) { $0.contains(.seconds(2)) }
         clock.advance(by: .seconds(2))
         #expect(try await read.value == post)
-        let seen = await everythingUntilMarker(events, session: session)
+        let seen = await eventsUntilMarker(events, session: session, describe: everything)
         #expect(
             seen == [
                 "stateChanged | Resource<RemotePost> | from idle | to loading",
@@ -83,7 +72,7 @@ private func everythingUntilMarker(_ stream: DiagnosticEvents, session: NetworkS
         let resource = Resource<RemotePost>(session: session)
         let events = session.diagnostics()
         await #expect(throws: NetworkError.self) { try await resource.read("1") }
-        let seen = await everythingUntilMarker(events, session: session)
+        let seen = await eventsUntilMarker(events, session: session, describe: everything)
         #expect(
             seen == [
                 "stateChanged | Resource<RemotePost> | from idle | to loading",
