@@ -168,8 +168,11 @@ final class DelegateWriter: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         if flushes { try? handle?.synchronize() }
         try? handle?.close()
         handle = nil
-        if let error { continuation?.resume(throwing: error) } else { continuation?.resume(returning: written) }
+        // Cleared before it is resumed: the resumed caller may start the next download, and set its own
+        // continuation, before this thread goes on.
+        let waiting = continuation
         continuation = nil
+        if let error { waiting?.resume(throwing: error) } else { waiting?.resume(returning: written) }
     }
 }
 
