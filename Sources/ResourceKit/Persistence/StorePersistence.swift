@@ -138,22 +138,26 @@ public final class StorePersistence: Sendable {
     /// (hundreds of I/O waits a second under load), which must hold no thread of Swift's cooperative pool nor
     /// of Dispatch's, where the app's own work runs.
     private func startWriter(after delay: Duration) {
-        let deadline = Date().addingTimeInterval(delay.seconds)
-        Thread.detachNewThread { [self] in
-            wake.lock()
-            while queue.withLock({ $0.waiters.isEmpty }), Date() < deadline { _ = wake.wait(until: deadline) }
-            wake.unlock()
-            drain()
-        }
+        Thread.detachNewThread { [self] in drain(firstAfter: delay) }
     }
 
     /// Writes batches until nothing is queued, one writer at a time, so that two changes of one key land in
-    /// order.
-    private func drain() {
+    /// order. Each batch waits out ``writeDelay`` after the one before (or after the first change), unless a
+    /// flush waits: a value that changes all the time is written once per delay, not once per write's
+    /// duration.
+    private func drain(firstAfter delay: Duration) {
+        var deadline = Date().addingTimeInterval(delay.seconds)
         while true {
-            let batch: [String: Change] = queue.withLock { queue in
-                defer { queue.pending = [:] }
-                return queue.pending
+            wake.lock()
+            while queue.withLock({ $0.waiters.isEmpty }), Date() < deadline { _ = wake.wait(until: deadline) }
+            wake.unlock()
+            // The callers of `flush()` waiting now are served by this batch: it holds everything they queued.
+            let (batch, served): ([String: Change], [CheckedContinuation<Void, Never>]) = queue.withLock { queue in
+                defer {
+                    queue.pending = [:]
+                    queue.waiters = []
+                }
+                return (queue.pending, queue.waiters)
             }
             if batch.isEmpty {
                 let waiters = queue.withLock { queue -> [CheckedContinuation<Void, Never>]? in
@@ -162,6 +166,7 @@ public final class StorePersistence: Sendable {
                     defer { queue.waiters = [] }
                     return queue.waiters
                 }
+                for waiter in served { waiter.resume() }
                 guard let waiters else { continue }
                 for waiter in waiters { waiter.resume() }
                 return
@@ -183,9 +188,11 @@ public final class StorePersistence: Sendable {
                     defer { queue.waiters = [] }
                     return queue.waiters
                 }
-                for waiter in waiters { waiter.resume() }
+                for waiter in served + waiters { waiter.resume() }
                 return
             }
+            for waiter in served { waiter.resume() }
+            deadline = Date().addingTimeInterval(writeDelay.seconds)
         }
     }
 }

@@ -240,9 +240,13 @@ extension DiskPostSuites {
         init(directory: URL) throws { inner = try FileEntryStorage(directory: directory) }
 
         func entry(for key: String) throws(NetworkError) -> PersistedEntry? { try inner.entry(for: key) }
+        /// How many batches reached `inner`.
+        let batches = Mutex(0)
+
         func store(_ entries: [PersistedEntry]) throws(NetworkError) {
             if failing.withLock({ $0 }) { throw .file("the disk is full") }
             try inner.store(entries)
+            batches.withLock { $0 += 1 }
         }
         func removeEntries(for keys: [String]) throws(NetworkError) { try inner.removeEntries(for: keys) }
         func removeAll() throws(NetworkError) { try inner.removeAll() }
@@ -280,6 +284,34 @@ extension DiskPostSuites {
             await persistence.flush()
             #expect(persistence.lastError == nil)
             #expect(try storage.inner.entry(for: key42) != nil)
+        }
+
+        @Test func aValueThatChangesAllTheTimeIsWrittenOncePerDelay() async throws {
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let storage = try FlakyStorage(directory: directory)
+            storage.failing.withLock { $0 = false }
+            let delay = 0.04
+            let persistence = StorePersistence(storage: storage, writeDelay: .milliseconds(40))
+            let store = ResourceStore(session: session(backend), persistence: persistence)
+            let post = store.resource(RemoteDiskPost.self, id: "42")
+            try await post.read("42")
+            // Changes as fast as they come for a third of a second: the writer must gather them, one batch per
+            // delay, rather than write again as soon as the last write ends.
+            let start = Date()
+            var changes = 0
+            while Date().timeIntervalSince(start) < 0.3 {
+                changes += 1
+                store.apply(.updated(DiskPost(id: "42", title: "edit \(changes)")), as: RemoteDiskPost.self)
+                await Task.yield()
+            }
+            let elapsed = Date().timeIntervalSince(start)
+            let batches = storage.batches.withLock { $0 }
+            #expect(batches <= Int(elapsed / delay) + 2, "\(batches) batches for \(changes) changes in \(elapsed) s")
+            await persistence.flush()
+            #expect(try storage.inner.entry(for: key42)?.value.isEmpty == false)
+            let kept = try JSONDecoder().decode(
+                DiskPost.self, from: try #require(try storage.inner.entry(for: key42)).value)
+            #expect(kept.title == "edit \(changes)")
         }
 
         @Test func afterAWipeOnlyResourcesMadeSincePersist() async throws {
