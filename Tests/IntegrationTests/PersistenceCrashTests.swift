@@ -118,21 +118,53 @@ struct PersistenceCrashTests {
                 }
             }
             #expect(storage.droppedCount == 0, "seed \(seed), round \(round): a file failed its checks")
-            // Now and then, damage a file as a disk might: the check must drop it, never return it.
-            if round % 10 == 9, let key = acknowledged.keys.sorted().first(where: { _ in rng.next() % 2 == 0 }) {
-                let file = directory.appendingPathComponent(FileEntryStorage.fileName(forKey: "item-\(key)"))
+            // Now and then, damage a record as a disk might: the check must drop it, never return it.
+            if round % 10 == 9, let key = acknowledged.keys.sorted().first(where: { _ in rng.next() % 2 == 0 }),
+                let record = storage.location(ofKey: "item-\(key)")
+            {
+                var before: [Int: (value: Data, offset: Int, path: String)] = [:]
+                for other in 0..<16 {
+                    guard let entry = try storage.entry(for: "item-\(other)"),
+                        let location = storage.location(ofKey: "item-\(other)")
+                    else { continue }
+                    before[other] = (entry.value, location.offset, location.path)
+                }
+                let file = URL(fileURLWithPath: record.path)
                 var bytes = try Data(contentsOf: file)
-                if rng.next() % 2 == 0 {
-                    bytes = bytes.prefix(Int(rng.next() % UInt64(bytes.count)))
-                } else {
-                    let position = Int(rng.next() % UInt64(bytes.count))
+                // The key's header ends 24 bytes and the key after the record's start; its value follows.
+                let valueStart = record.offset + 24 + "item-\(key)".utf8.count
+                let mode = rng.next() % 3
+                switch mode {
+                case 0:  // a bit of the value or its checksum: the record names its key, which is dropped
+                    let position = valueStart + Int(rng.next() % UInt64(record.offset + record.length - valueStart))
                     bytes[position] ^= UInt8(1 << (rng.next() % 8))
+                case 1:  // a bit of the header or key: the record's key is unknown, an older record may remain
+                    let position = record.offset + Int(rng.next() % UInt64(valueStart - record.offset))
+                    bytes[position] ^= UInt8(1 << (rng.next() % 8))
+                default:  // the file cut inside the value: it and every record after it are gone
+                    bytes = bytes.prefix(
+                        valueStart + Int(rng.next() % UInt64(record.offset + record.length - valueStart)))
                 }
                 try bytes.write(to: file)
                 let reopened = try FileEntryStorage(directory: directory, maximumBytes: 1 << 30)
-                #expect(try reopened.entry(for: "item-\(key)") == nil, "seed \(seed): a damaged file was returned")
-                #expect(reopened.droppedCount == 1)
-                acknowledged[key] = nil
+                #expect(reopened.droppedCount == 1, "seed \(seed), round \(round), damage \(mode)")
+                for (other, old) in before {
+                    let entry = try reopened.entry(for: "item-\(other)")
+                    let lost = other == key || (mode == 2 && old.path == record.path && old.offset > record.offset)
+                    guard lost else {
+                        #expect(entry?.value == old.value, "seed \(seed), round \(round): item-\(other) changed")
+                        continue
+                    }
+                    if mode == 0 || (mode == 2 && other == key) {
+                        #expect(entry == nil, "seed \(seed), round \(round): a damaged record was returned")
+                    } else if let entry {
+                        // Only an older record, whole, can stand where the damage hides which key it held.
+                        let generation = Int(entry.value.prefix(8).withUnsafeBytes { $0.loadUnaligned(as: Int64.self) })
+                        let newer = Int(old.value.prefix(8).withUnsafeBytes { $0.loadUnaligned(as: Int64.self) })
+                        #expect(generation < newer && entry.value == payload(key: other, generation: generation))
+                    }
+                    acknowledged[other] = nil
+                }
                 corrupted += 1
             }
         }

@@ -6,324 +6,364 @@ public import Foundation
     import Darwin
 #endif
 
-/// Entries in files: one directory per store (make one per signed-in user to keep their data apart), one
-/// file per entry, each write atomic and checked.
+/// Entries in files: one directory per store (make one per signed-in user to keep their data apart), one log
+/// file per batch, each write atomic and checked.
 ///
-/// - **Atomic:** an entry is written to a temporary file in the same directory, `fsync`ed, renamed over the
-///   old one, and the directory is `fsync`ed: after a crash at any point, the entry is old or new, never
-///   torn. A batch of several entries is synced with one `syncfs` of the directory's file system (on Linux)
-///   instead of one `fsync` per file, before any is renamed. Temporary files a crash left behind are removed when the storage is opened.
-/// - **Checked:** each file holds a magic number, its length and an FNV-1a 64-bit checksum of its contents.
-///   A file that fails any check (truncated, corrupted, another format, another key) is removed and counted
-///   in ``droppedCount``, never returned.
-/// - **Bounded:** past ``maximumBytes`` on disk, the least recently used entries (by last read or write)
-///   are removed.
-/// - **One instance per directory:** two open on one directory (an app and its extension) would remove each
-///   other's temporary files and bound only their own entries.
+/// - **Atomic:** a batch (one ``store(_:)`` or ``removeEntries(for:)``) is written to a temporary file in the
+///   directory, `fsync`ed, renamed into place as a log file, and the directory is `fsync`ed: after a crash at
+///   any point, the whole batch is there or none of it, and each entry is old or new, never torn. A batch of a
+///   thousand entries costs one file and two `fsync`s, not a thousand files.
+/// - **Log files:** the newest record of a key wins; a removal is a record too. Small log files are merged with
+///   the next batch as it is written (a file is rewritten when the batches after it add up to half its size),
+///   and all of them are rewritten into one when replaced and removed records take more bytes than the
+///   entries, so a directory holds a few files and at most about twice its entries' bytes.
+/// - **Checked:** each record carries a checksum of its key and header and one of its value (FNV-1a 64). A
+///   record that fails a check is dropped, counted in ``droppedCount`` and never returned: its entry is gone
+///   (read again from the network), not replaced by an older record of its key. Only when a record's header
+///   is damaged too, so that nothing says which key it held, can its key's older record, if one is still
+///   kept, be what remains. Opening reads every record once (a few milliseconds for ten thousand entries)
+///   and rewrites the files when it found damage, so the damage is gone from the next launch.
+/// - **Bounded:** past ``maximumBytes`` of entries, the least recently used ones (by last read or write) are
+///   removed.
+/// - **Shared directories:** several storages may open one directory (an app and its extension, or a test
+///   reading what a store wrote). Their writes take turns under an advisory lock (`flock` on the directory's
+///   `.lock` file), and a storage reads the files again on its next call once another wrote, which costs a
+///   read of the whole directory: sharing suits a reader beside a writer, not two busy writers. A wipe
+///   leaves the directory empty.
 public final class FileEntryStorage: EntryStorage {
-    /// The directory of the entries.
+    /// The directory of the log files.
     public let directory: URL
-    /// The most bytes the entries' files may take; at least one entry is always kept.
+    /// The most bytes the stored entries may take (their records, as ``totalBytes`` counts them); at least
+    /// one entry is always kept.
     public let maximumBytes: Int
-    /// The directory's path with a trailing `/`: a file's path is this and its name (building a `URL` per file
-    /// was a fifth of a cold start's time).
-    private let prefix: String
+    /// The directory's path with a trailing `/`.
+    let prefix: String
 
-    private struct Index {
-        /// Size and last use of each entry file, by file name.
-        var files: [String: (bytes: Int, used: UInt64)] = [:]
+    struct Location {
+        let file: EntryLogFile
+        let offset: Int
+        let length: Int
+        var used: UInt64
+
+        func isAt(_ other: Location?) -> Bool { other.map { $0.file === file && $0.offset == offset } ?? false }
+    }
+
+    struct Index {
+        /// The log files, oldest batch first.
+        var files: [EntryLogFile] = []
+        /// Where the newest record of each stored key is.
+        var entries: [String: Location] = [:]
+        /// Keys whose newest record is a removal (or was damaged), by the file that holds it: a merge that does
+        /// not reach the oldest file keeps the removal, since an older file may hold the key.
+        var removals: [String: UInt64] = [:]
         var totalBytes = 0
         var clock: UInt64 = 0
         var dropped = 0
+        var nextBatch: UInt64 = 1
+        /// The lock file's token when the index was last in step with the files.
+        var token = EntryDirectoryLock.Token.absent
+
+        var fileBytes: Int { files.reduce(0) { $0 + $1.size } }
+
+        mutating func forget(_ key: String) {
+            guard let old = entries.removeValue(forKey: key) else { return }
+            totalBytes -= old.length
+        }
+
+        mutating func place(_ key: String, in file: EntryLogFile, at offset: Int, length: Int) {
+            forget(key)
+            clock += 1
+            entries[key] = Location(file: file, offset: offset, length: length, used: clock)
+            totalBytes += length
+            removals[key] = nil
+        }
+
+        mutating func remove(_ key: String, in file: EntryLogFile) {
+            forget(key)
+            removals[key] = file.first
+        }
     }
 
-    private let index = Locked(Index())
+    let index = Locked(Index())
+    /// Held by each write and each reading of the files, so that they happen one at a time in this storage.
+    let writing = NSLock()
+    /// Orders the writes of every storage open on the directory, and tells each that another wrote.
+    let lock: EntryDirectoryLock
 
     /// Opens (creating if needed) the storage in `directory`.
     /// - Parameters:
     ///   - directory: The directory; one per store and user.
-    ///   - maximumBytes: The most bytes of entry files to keep, least recently used first out.
+    ///   - maximumBytes: The most bytes of entries to keep, least recently used first out.
     /// - Throws: ``NetworkError/file(_:)`` when the directory cannot be made or read.
     public init(directory: URL, maximumBytes: Int = 50 << 20) throws(NetworkError) {
         self.directory = directory
         self.maximumBytes = max(1, maximumBytes)
         let path = directory.path
         prefix = path.hasSuffix("/") ? path : path + "/"
+        lock = EntryDirectoryLock(directory: prefix)
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
             throw .file("cannot make the directory \(directory.path): \(error.localizedDescription)")
         }
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
-        } catch {
-            throw .file("cannot read the directory \(directory.path): \(error.localizedDescription)")
+        var loaded = try load()
+        guard !loaded.leftovers.isEmpty || loaded.damaged else {
+            index.withLock { $0 = loaded.index }
+            return
         }
-        // Oldest first, so that the order of use survives a restart (by modification time, which a read
-        // does not change: reads since the last write are forgotten, which only makes eviction a little
-        // less exact).
-        var found: [(name: String, bytes: Int, modified: Double)] = []
-        for name in names {
-            let path = prefix + name
-            if name.hasPrefix(".tmp-") {
-                unlink(path)
-                continue
+        // What a crash left (a temporary file, files a merge or a wipe had not removed yet) and damaged records
+        // are cleaned up holding the lock: no other storage is then writing.
+        writing.lock()
+        defer { writing.unlock() }
+        try lock.exclusively { (handle, token) throws(NetworkError) in
+            if token != loaded.index.token { loaded = try load() }
+            for name in loaded.leftovers { unlink(prefix + name) }
+            index.withLock { $0 = loaded.index }
+            if loaded.damaged { try commit([], mergingAll: true) }
+            try publish(after: token, handle)
+        }
+    }
+
+    /// What ``load()`` reads from the directory.
+    private struct Loaded {
+        var index: Index
+        /// Files to remove: temporary files, files a merge or a wipe left behind.
+        var leftovers: [String]
+        var damaged: Bool
+    }
+
+    /// Reads every log file of the directory into an index, and says what is left to clean up.
+    private func load() throws(NetworkError) -> Loaded {
+        // Another storage may merge and remove a file between the listing and its opening: list again.
+        for _ in 0..<50 {
+            let token = lock.token()
+            let names: [String]
+            do {
+                names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            } catch {
+                throw .file("cannot read the directory \(directory.path): \(error.localizedDescription)")
             }
-            guard name.hasSuffix(".entry") else { continue }
-            var info = stat()
-            guard stat(path, &info) == 0 else { continue }
-            #if canImport(Darwin)
-                let modified = info.st_mtimespec
-            #else
-                let modified = info.st_mtim
-            #endif
-            found.append((name, Int(info.st_size), Double(modified.tv_sec) + Double(modified.tv_nsec) / 1e9))
+            var loaded = Loaded(index: Index(), leftovers: [], damaged: false)
+            loaded.index.token = token
+            var found: [(first: UInt64, last: UInt64)] = []
+            for name in names {
+                // Temporary files, and entries of the format before log files (one file each).
+                if name.hasPrefix(".tmp-") || (name.hasSuffix(".entry") && name.utf8.count == 22) {
+                    loaded.leftovers.append(name)
+                } else if let range = EntryLogFile.range(ofName: name) {
+                    found.append(range)
+                }
+            }
+            loaded.index.nextBatch = (found.map(\.last).max() ?? 0) + 1
+            // A merge that crashed after its file was in place leaves the files it merged: the range of its file
+            // contains theirs, and it holds everything they did.
+            found.sort { $0.first != $1.first ? $0.first < $1.first : $0.last > $1.last }
+            var newest: UInt64 = 0
+            var files: [EntryLogFile] = []
+            for range in found {
+                let name = EntryLogFile.name(first: range.first, last: range.last)
+                guard range.last > newest else {
+                    loaded.leftovers.append(name)
+                    continue
+                }
+                newest = range.last
+                guard let file = EntryLogFile.open(prefix + name, first: range.first, last: range.last) else {
+                    if errno == ENOENT { break }
+                    throw .file("cannot open \(prefix + name): \(errorText())")
+                }
+                files.append(file)
+            }
+            guard files.count + loaded.leftovers.count >= found.count else { continue }
+            for file in files { read(file, into: &loaded) }
+            return loaded
         }
-        found.sort { $0.modified < $1.modified }
-        index.withLock { index in
-            for file in found {
-                index.clock += 1
-                index.files[file.name] = (file.bytes, index.clock)
-                index.totalBytes += file.bytes
+        throw .file("the files of \(directory.path) kept changing while they were read")
+    }
+
+    private func read(_ file: EntryLogFile, into loaded: inout Loaded) {
+        loaded.index.files.append(file)
+        file.scan { found in
+            switch found {
+            case .record(.entry, let key, let offset, let length):
+                loaded.index.place(key, in: file, at: offset, length: length)
+            case .record(.removal, let key, _, _):
+                loaded.index.remove(key, in: file)
+            case .record(.wipe, _, _, _):
+                // A wipe that crashed before it removed the files before it: they are left to remove.
+                loaded.leftovers += loaded.index.files.dropLast().map(\.name)
+                let (token, batch) = (loaded.index.token, loaded.index.nextBatch)
+                loaded.index = Index()
+                loaded.index.files = [file]
+                loaded.index.token = token
+                loaded.index.nextBatch = batch
+            case .damaged(let key):
+                if let key { loaded.index.remove(key, in: file) }
+                loaded.index.dropped += 1
+                loaded.damaged = true
             }
         }
     }
 
-    /// How many entries failed their checks and were dropped since the storage was opened.
+    /// Reads the files again when another storage changed them since this one last looked.
+    private func refreshIfChanged() throws(NetworkError) {
+        guard lock.token() != index.withLock({ $0.token }) else { return }
+        writing.lock()
+        defer { writing.unlock() }
+        guard lock.token() != index.withLock({ $0.token }) else { return }
+        try reload()
+    }
+
+    /// Replaces the index with what the files hold, keeping the count of dropped records.
+    private func reload() throws(NetworkError) {
+        let loaded = try load()
+        index.withLock { index in
+            let dropped = index.dropped
+            index = loaded.index
+            index.dropped += dropped
+        }
+    }
+
+    /// Runs a write: holding the directory's lock, on an index that has read what other storages wrote, and
+    /// bumping the lock file's counter after it.
+    private func write(_ body: () throws(NetworkError) -> Void) throws(NetworkError) {
+        writing.lock()
+        defer { writing.unlock() }
+        try reopenIfRemoved()
+        try lock.exclusively { (handle, token) throws(NetworkError) in
+            if token != index.withLock({ $0.token }) { try reload() }
+            try body()
+            try publish(after: token, handle)
+        }
+    }
+
+    private func publish(after token: EntryDirectoryLock.Token, _ handle: EntryDirectoryLock.Handle)
+        throws(NetworkError)
+    {
+        let next = EntryDirectoryLock.Token(inode: handle.inode, counter: token.counter + 1)
+        try handle.publish(next.counter)
+        index.withLock { $0.token = next }
+    }
+
+    /// How many records failed their checks and were dropped since the storage was opened.
     public var droppedCount: Int { index.withLock { $0.dropped } }
 
-    /// The bytes the entry files take.
+    /// The bytes the stored entries take: the size of their newest records, which ``maximumBytes`` bounds. The
+    /// files take more until replaced and removed records are merged away (at most about twice as much).
     public var totalBytes: Int { index.withLock { $0.totalBytes } }
 
-    /// The entry of `key`, or `nil`; a file that fails its checks is removed and counted in ``droppedCount``.
+    /// How many log files the directory holds: for tests of the package.
+    package var logFileCount: Int { index.withLock { $0.files.count } }
+
+    /// The path, offset and length of the newest record of `key`: for tests of the package that damage it.
+    package func location(ofKey key: String) -> (path: String, offset: Int, length: Int)? {
+        index.withLock { index in
+            index.entries[key].map { (prefix + $0.file.name, $0.offset, $0.length) }
+        }
+    }
+
+    /// The entry of `key`, or `nil`; a record that fails its checks is dropped and counted in ``droppedCount``.
     /// - Parameter key: The entry's key.
     /// - Returns: The entry.
-    /// - Throws: ``NetworkError/file(_:)`` when the file exists but cannot be read.
     public func entry(for key: String) throws(NetworkError) -> PersistedEntry? {
-        let name = Self.fileName(for: key)
-        let path = path(of: name)
-        guard let data = try Self.contents(of: path) else { return nil }
-        guard let entry = EntryCoding.decode(data), entry.key == key else {
-            unlink(path)
-            index.withLock { index in
-                index.dropped += 1
-                if let old = index.files.removeValue(forKey: name) { index.totalBytes -= old.bytes }
-            }
-            return nil
+        try refreshIfChanged()
+        let location: Location? = index.withLock { index in
+            guard index.entries[key] != nil else { return nil }
+            index.clock += 1
+            index.entries[key]?.used = index.clock
+            return index.entries[key]
+        }
+        guard let location else { return nil }
+        if let record = location.file.read(at: location.offset, count: location.length),
+            let entry = record.withUnsafeBytes({ EntryCoding.entry(from: $0, key: key) })
+        {
+            return entry
         }
         index.withLock { index in
-            index.clock += 1
-            index.files[name]?.used = index.clock
+            guard location.isAt(index.entries[key]) else { return }
+            index.remove(key, in: location.file)
+            index.dropped += 1
         }
-        return entry
+        return nil
     }
 
-    /// Stores entries atomically, each replacing its key's; when it returns, they are on disk.
+    /// Stores entries in one atomic batch, each replacing its key's; when it returns, they are on disk.
     /// - Parameter entries: The entries; of several with one key, the last counts.
-    /// - Throws: ``NetworkError/file(_:)``; each entry is then old or new.
+    /// - Throws: ``NetworkError/file(_:)``; the batch is then stored whole or not at all.
     public func store(_ entries: [PersistedEntry]) throws(NetworkError) {
         guard !entries.isEmpty else { return }
-        var latest: [String: PersistedEntry] = [:]
-        for entry in entries { latest[entry.key] = entry }
-        var written: [(temporary: String, name: String, bytes: Int)] = []
-        defer { for file in written { unlink(file.temporary) } }
-        // A directory removed while the storage was open (a cache cleared by the system) is made again.
-        if access(directory.path, F_OK) != 0 {
-            try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            index.withLock { $0 = Index() }
-        }
-        // A batch is synced once, with `syncfs`, where there is one (Linux): a thousand `fsync`s cost about a
-        // thousand times one. Each file is still whole on disk before it is renamed into place.
-        let syncsOnce = latest.count > 1 && Self.canSyncFileSystem
-        for entry in latest.values {
-            let data = EntryCoding.encode(entry)
-            let temporary = path(of: ".tmp-\(UUID().uuidString)")
-            try Self.writeFile(data, to: temporary, syncing: !syncsOnce)
-            written.append((temporary, Self.fileName(for: entry.key), data.count))
-        }
-        if syncsOnce { try syncFileSystem() }
-        for (position, file) in written.enumerated() {
-            let path = path(of: file.name)
-            guard rename(file.temporary, path) == 0 else {
-                written.removeFirst(position)
-                throw .file("cannot rename an entry into place: \(String(cString: strerror(errno)))")
+        // One record per key, the last given; in the order of those last ones, so that the newest is last.
+        var last: [String: Int] = [:]
+        for (position, entry) in entries.enumerated() { last[entry.key] = position }
+        var batch: [(key: String, record: [UInt8])] = []
+        for (position, entry) in entries.enumerated() where last[entry.key] == position {
+            guard let record = EntryCoding.record(of: entry) else {
+                throw .file("the entry of \(entry.key) is too large to store (4 GB or more)")
             }
-            index.withLock { index in
-                index.clock += 1
-                let old = index.files.updateValue((file.bytes, index.clock), forKey: file.name)
-                index.totalBytes += file.bytes - (old?.bytes ?? 0)
-            }
+            batch.append((entry.key, record))
         }
-        written = []
-        try syncDirectory()
-        try evict()
+        try write { () throws(NetworkError) in
+            let victims = index.withLock { index in
+                evictions(in: index, adding: batch.map { ($0.key, $0.record.count) })
+            }
+            let keys = Set(batch.map(\.key))
+            var operations: [Operation] = victims.subtracting(keys).map { .remove($0) }
+            for (key, record) in batch { operations.append(victims.contains(key) ? .remove(key) : .put(key, record)) }
+            try commit(operations)
+        }
     }
 
-    /// Removes the entries of `keys`.
+    /// Removes the entries of `keys` in one atomic batch; keys with none are ignored.
     /// - Parameter keys: The keys.
-    /// - Throws: ``NetworkError/file(_:)`` when the directory cannot be synced.
+    /// - Throws: ``NetworkError/file(_:)``.
     public func removeEntries(for keys: [String]) throws(NetworkError) {
         guard !keys.isEmpty else { return }
-        for key in keys { remove(Self.fileName(for: key)) }
-        try syncDirectory()
+        try write { () throws(NetworkError) in
+            let stored = index.withLock { index in keys.filter { index.entries[$0] != nil } }
+            guard !stored.isEmpty else { return }
+            try commit(stored.map { .remove($0) })
+        }
     }
 
-    /// Removes every entry.
+    /// Removes every entry and every file.
     /// - Throws: ``NetworkError/file(_:)`` when the directory cannot be synced.
     public func removeAll() throws(NetworkError) {
-        let names = index.withLock { Array($0.files.keys) }
-        for name in names { remove(name) }
-        try syncDirectory()
+        writing.lock()
+        defer { writing.unlock() }
+        try reopenIfRemoved()
+        try lock.exclusively { (handle, token) throws(NetworkError) in
+            if token != index.withLock({ $0.token }) { try reload() }
+            let (files, batch) = index.withLock { index in
+                defer { index.nextBatch += 1 }
+                return (index.files, index.nextBatch)
+            }
+            if !files.isEmpty {
+                // A wipe record first: a crash while the files are removed cannot bring back the ones left.
+                let writer = try EntryLogWriter(directory: prefix)
+                writer.append(EntryCoding.record(.wipe, key: "") ?? [])
+                let name = EntryLogFile.name(first: batch, last: batch)
+                close(try writer.finish(as: name, in: prefix))
+                try syncDirectory(directory.path)
+                for file in files { unlink(prefix + file.name) }
+                try syncDirectory(directory.path)
+                unlink(prefix + name)
+            }
+            // The lock file goes too, so that a wiped directory is empty; storages holding it open see it wiped.
+            lock.retire(handle)
+            try syncDirectory(directory.path)
+            index.withLock { index in
+                let dropped = index.dropped
+                index = Index()
+                index.dropped = dropped
+                index.nextBatch = batch + 1
+            }
+        }
     }
 
-    /// The keys of the stored entries; reading each file's key, dropping those that fail their checks.
+    /// The keys of the stored entries.
     /// - Returns: The keys.
-    /// - Throws: ``NetworkError/file(_:)``.
+    /// - Throws: ``NetworkError/file(_:)`` when the files, changed by another storage, cannot be read again.
     public func allKeys() throws(NetworkError) -> [String] {
-        let names = index.withLock { Array($0.files.keys) }
-        var keys: [String] = []
-        for name in names {
-            let path = path(of: name)
-            guard let data = try Self.contents(of: path) else { continue }
-            if let entry = EntryCoding.decode(data), Self.fileName(for: entry.key) == name {
-                keys.append(entry.key)
-            } else {
-                unlink(path)
-                index.withLock { index in
-                    index.dropped += 1
-                    if let old = index.files.removeValue(forKey: name) { index.totalBytes -= old.bytes }
-                }
-            }
-        }
-        return keys
-    }
-
-    // MARK: Files
-
-    private func path(of name: String) -> String { prefix + name }
-
-    private func remove(_ name: String) {
-        unlink(path(of: name))
-        index.withLock { index in
-            if let old = index.files.removeValue(forKey: name) { index.totalBytes -= old.bytes }
-        }
-    }
-
-    /// Removes the least recently used entries while the total is over the bound, keeping the newest.
-    private func evict() throws(NetworkError) {
-        let victims: [String] = index.withLock { index in
-            guard index.totalBytes > maximumBytes else { return [] }
-            var victims: [String] = []
-            var total = index.totalBytes
-            for (name, file) in index.files.sorted(by: { $0.value.used < $1.value.used }).dropLast() {
-                guard total > maximumBytes else { break }
-                victims.append(name)
-                total -= file.bytes
-            }
-            return victims
-        }
-        guard !victims.isEmpty else { return }
-        for name in victims { remove(name) }
-        try syncDirectory()
-    }
-
-    private func syncDirectory() throws(NetworkError) {
-        let descriptor = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw .file("cannot open \(directory.path): \(String(cString: strerror(errno)))") }
-        defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else {
-            throw .file("cannot sync \(directory.path): \(String(cString: strerror(errno)))")
-        }
-    }
-
-    /// Whether this platform can sync a whole file system in one call.
-    static var canSyncFileSystem: Bool { syncFS != nil }
-
-    /// glibc's `syncfs`, looked up at run time: its declaration needs `_GNU_SOURCE`, which Swift's import of
-    /// the C library does not set.
-    private static let syncFS: (@convention(c) (Int32) -> Int32)? = {
-        #if os(Linux)
-            guard let symbol = dlsym(nil, "syncfs") else { return nil }
-            return unsafeBitCast(symbol, to: (@convention(c) (Int32) -> Int32).self)
-        #else
-            return nil
-        #endif
-    }()
-
-    /// Syncs the file system of the directory: every file written before is on disk when it returns.
-    private func syncFileSystem() throws(NetworkError) {
-        guard let syncFS = Self.syncFS else { return }
-        let descriptor = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw .file("cannot open \(directory.path): \(String(cString: strerror(errno)))")
-        }
-        defer { close(descriptor) }
-        guard syncFS(descriptor) == 0 else {
-            throw .file("cannot sync the file system of \(directory.path): \(String(cString: strerror(errno)))")
-        }
-    }
-
-    /// Writes `data` to a new file at `path`, and syncs it when `syncing`.
-    private static func writeFile(_ data: Data, to path: String, syncing: Bool) throws(NetworkError) {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw .file("cannot create \(path): \(String(cString: strerror(errno)))") }
-        defer { close(descriptor) }
-        let failure: String? = data.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return String(cString: strerror(errno))
-                }
-                offset += written
-            }
-            return !syncing || fsync(descriptor) == 0 ? nil : String(cString: strerror(errno))
-        }
-        if let failure {
-            unlink(path)
-            throw .file("cannot write \(path): \(failure)")
-        }
-    }
-
-    /// The file's bytes, or `nil` when there is none.
-    private static func contents(of path: String) throws(NetworkError) -> Data? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            if errno == ENOENT { return nil }
-            throw .file("cannot open \(path): \(String(cString: strerror(errno)))")
-        }
-        defer { close(descriptor) }
-        // Read into a buffer of the file's size (plus one byte, to see a file that grew), not a fixed one:
-        // a cold start reads thousands of small files.
-        var info = stat()
-        let expected = fstat(descriptor, &info) == 0 ? max(Int(info.st_size), 0) : 0
-        var bytes = [UInt8](repeating: 0, count: expected + 1)
-        var length = 0
-        while true {
-            if length == bytes.count { bytes += [UInt8](repeating: 0, count: max(bytes.count, 4_096)) }
-            let count = bytes.withUnsafeMutableBytes { buffer in
-                read(descriptor, buffer.baseAddress! + length, buffer.count - length)
-            }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .file("cannot read \(path): \(String(cString: strerror(errno)))")
-            }
-            if count == 0 { return Data(bytes[0..<length]) }
-            length += count
-        }
-    }
-
-    /// The name of the file that holds `key`'s entry in the directory: the key's 64-bit FNV-1a hash in hex,
-    /// then `.entry` (the key itself is inside the file, and checked).
-    /// - Parameter key: The entry's key.
-    /// - Returns: The file name.
-    public static func fileName(forKey key: String) -> String { fileName(for: key) }
-
-    static func fileName(for key: String) -> String {
-        let hash = EntryCoding.fnv1a(key.utf8)
-        let hex = String(hash, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex + ".entry"
+        try refreshIfChanged()
+        return index.withLock { Array($0.entries.keys) }
     }
 }

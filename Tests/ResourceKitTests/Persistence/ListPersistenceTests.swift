@@ -143,7 +143,8 @@ struct UnkeptFeed: Listable {
         #expect(feed.state == .idle)
         #expect(!feed.isRestored)
         await store.persistence?.flush()
-        #expect(try storage.entry(for: key) == nil)
+        // Opened again: one storage per directory, and the store's own removed the entry.
+        #expect(try FileEntryStorage(directory: directory).entry(for: key) == nil)
         #expect(try await feed.loadFirstPage() == posts)
     }
 

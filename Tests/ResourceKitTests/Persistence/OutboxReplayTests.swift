@@ -267,13 +267,13 @@ extension OutboxTests {
         }
         let outboxDirectory = directory.appendingPathComponent("outbox")
         let storage = try FileEntryStorage(directory: outboxDirectory, maximumBytes: .max)
-        // One change's file damaged, one entry that is not a change, one change whose record is not JSON.
+        // One change's record damaged, one entry that is not a change, one change whose record is not JSON.
         let keys = try storage.allKeys().sorted()
         #expect(keys.count == 2)
-        let damaged = outboxDirectory.appendingPathComponent(FileEntryStorage.fileName(forKey: keys[1]))
-        var bytes = try Data(contentsOf: damaged)
-        bytes[bytes.count - 3] ^= 0xFF
-        try bytes.write(to: damaged)
+        let record = try #require(storage.location(ofKey: keys[1]))
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: record.path))
+        bytes[record.offset + record.length - 12] ^= 0xFF
+        try bytes.write(to: URL(fileURLWithPath: record.path))
         try storage.store([
             PersistedEntry(key: "change-99999999999999999999", value: Data("not a record".utf8), loadedAt: Date()),
             PersistedEntry(key: "something else", value: Data(), loadedAt: Date()),
