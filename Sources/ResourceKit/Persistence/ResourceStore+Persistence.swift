@@ -44,47 +44,61 @@ extension ResourceStore {
     /// On the caller's path it only marks the resource dirty, once per write: the writer takes the value
     /// the resource shows when it writes (so a value that changes many times before then is written once).
     /// The queued write holds the resource until then, so that a value is not lost when its resource is freed.
+    /// `@inlinable`, so that the check made after every answer runs specialized for the app's type; the write
+    /// itself is queued by generic code, once per write.
+    @inlinable
     static func persister<Remote: Readable>(
-        _ hooks: PersistenceHooks<Remote.Value>, _ persistence: StorePersistence, readKey: RequestKey?
+        _ hooks: PersistenceHooks<Remote.Value>, _ persistence: StorePersistence
     ) -> @Sendable (Resource<Remote>, [ResourceNews<Remote.Value>]) -> Void {
         let dirty = DirtyFlag()
-        let generation = persistence.generation.load(ordering: .acquiring)
+        let generation = persistence.currentGeneration
         return { resource, news in
             guard let fact = news.last(where: { $0.kind == .fact }) else { return }
             // Made before a wipe: what it shows belongs to the wiped data.
-            guard persistence.generation.load(ordering: .acquiring) == generation else { return }
+            guard persistence.currentGeneration == generation else { return }
             guard fact.value != nil else {
                 dirty.clear()
                 persistence.remove(hooks.key)
                 return
             }
             guard dirty.mark() else { return }
-            persistence.save(hooks.key) {
-                // Cleared before the value is taken: a change after this point queues another write.
-                dirty.clear()
-                guard let snapshot = resource.storage.withLock({ $0.machine.persistedSnapshot() }) else { return nil }
-                let now = resource.session.timeline.now
-                let wallNow = persistence.now()
-                guard let data = hooks.encode(snapshot.value) else { return nil }
-                // A value marked stale is dated long ago, so that it is stale after a restart too.
-                let loadedAt = snapshot.loadedAt.map { wallNow.addingTimeInterval(-max(0, (now - $0).seconds)) }
-                return PersistedEntry(
-                    key: hooks.key, value: data, entityTag: snapshot.validators?.entityTag,
-                    lastModified: snapshot.validators?.lastModified, loadedAt: loadedAt ?? .distantPast,
-                    schema: hooks.schema)
-            }
+            queueWrite(of: resource, hooks, persistence, dirty)
+        }
+    }
+
+    /// Queues the write of what `resource` shows when the writer takes it.
+    @usableFromInline
+    static func queueWrite<Remote: Readable>(
+        of resource: Resource<Remote>, _ hooks: PersistenceHooks<Remote.Value>, _ persistence: StorePersistence,
+        _ dirty: DirtyFlag
+    ) {
+        persistence.save(hooks.key) {
+            // Cleared before the value is taken: a change after this point queues another write.
+            dirty.clear()
+            guard let snapshot = resource.storage.withLock({ $0.machine.persistedSnapshot() }) else { return nil }
+            let now = resource.session.timeline.now
+            let wallNow = persistence.now()
+            guard let data = hooks.encode(snapshot.value) else { return nil }
+            // A value marked stale is dated long ago, so that it is stale after a restart too.
+            let loadedAt = snapshot.loadedAt.map { wallNow.addingTimeInterval(-max(0, (now - $0).seconds)) }
+            return PersistedEntry(
+                key: hooks.key, value: data, entityTag: snapshot.validators?.entityTag,
+                lastModified: snapshot.validators?.lastModified, loadedAt: loadedAt ?? .distantPast,
+                schema: hooks.schema)
         }
     }
 }
 
 /// Whether a resource's value waits in the write queue.
-final class DirtyFlag: Sendable {
+@usableFromInline final class DirtyFlag: Sendable {
     private let dirty = Atomic<Bool>(false)
 
-    /// Marks it dirty; `true` when it was not already.
-    func mark() -> Bool { !dirty.exchange(true, ordering: .acquiringAndReleasing) }
+    @usableFromInline init() {}
 
-    func clear() { dirty.store(false, ordering: .releasing) }
+    /// Marks it dirty; `true` when it was not already.
+    @usableFromInline func mark() -> Bool { !dirty.exchange(true, ordering: .acquiringAndReleasing) }
+
+    @usableFromInline func clear() { dirty.store(false, ordering: .releasing) }
 }
 
 /// How a store's list of one `Remote` type persists its items; made where the items are `Codable`.

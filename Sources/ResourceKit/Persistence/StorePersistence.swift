@@ -101,6 +101,9 @@ public final class StorePersistence: Sendable {
     /// values, still shown by live objects, are not written back.
     let generation = Atomic<UInt64>(0)
 
+    /// The number of wipes so far.
+    @usableFromInline var currentGeneration: UInt64 { generation.load(ordering: .acquiring) }
+
     // MARK: For the store
 
     /// The entry of `key`: the queued change if there is one, else what the storage holds; `nil` when the
@@ -111,9 +114,9 @@ public final class StorePersistence: Sendable {
     }
 
     /// Queues the entry `make` makes for `key`; it runs on the writer's task, off the caller's path.
-    func save(_ key: String, _ make: @escaping @Sendable () -> PersistedEntry?) { enqueue(key, make) }
+    @usableFromInline func save(_ key: String, _ make: @escaping @Sendable () -> PersistedEntry?) { enqueue(key, make) }
 
-    func remove(_ key: String) { enqueue(key, nil) }
+    @usableFromInline func remove(_ key: String) { enqueue(key, nil) }
 
     /// Forgets every queued change and removes every entry; resources made before persist nothing more.
     func wipe() async throws(NetworkError) {
@@ -199,7 +202,7 @@ public final class StorePersistence: Sendable {
 
 /// How a store's resource of one `Remote` type persists its value; made where `Value` is `Codable`.
 @usableFromInline struct PersistenceHooks<Value: Sendable>: Sendable {
-    let key: String
+    @usableFromInline let key: String
     let schema: Int
     let encode: @Sendable (Value) -> Data?
     let decode: @Sendable (Data) -> Value?

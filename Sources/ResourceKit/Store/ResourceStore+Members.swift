@@ -142,12 +142,19 @@ extension ResourceStore {
                     if let other = news[position].value?.id, other != id { return false }
                 }
                 return true
-            }, hooks: persistence == nil ? nil : PersistenceHooks(Remote.self, id: id))
+            }, hooks: persistence == nil ? nil : PersistenceHooks(Remote.self, id: id),
+            // Made here, in your module, so that what runs after every answer is specialized for your type.
+            persister: { hooks, persistence in Self.persister(hooks, persistence) })
     }
 
     @usableFromInline func resource<Remote: Readable>(
         _ type: Remote.Type, id: Remote.Value.ID, isOwnItem: @escaping @Sendable ([ResourceNews<Remote.Value>]) -> Bool,
-        hooks: PersistenceHooks<Remote.Value>? = nil
+        hooks: PersistenceHooks<Remote.Value>? = nil,
+        persister: (
+            (PersistenceHooks<Remote.Value>, StorePersistence) ->
+                @Sendable (Resource<Remote>, [ResourceNews<Remote.Value>])
+                -> Void
+        )? = nil
     ) -> Resource<Remote>
     where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID {
         let key = StoreKey(type: ObjectIdentifier(Remote.self), id: AnyHashable(id))
@@ -217,7 +224,7 @@ extension ResourceStore {
                 machine = restored
                 link.restoredRank = restored.settledRank
             }
-            if let hooks, let persistence { link.persist = Self.persister(hooks, persistence, readKey: readKey) }
+            if let hooks, let persistence { link.persist = (persister ?? Self.persister)(hooks, persistence) }
             if let outbox {
                 link.outbox = OutboxLink(outbox: outbox, remoteType: key.type, item: item)
             }
