@@ -79,7 +79,7 @@ extension ListResource {
 
     /// Runs a create, update or delete after every mutation asked before it.
     fileprivate func mutate(
-        optimistic: (id: Item.ID, fact: ItemFact<Item>)? = nil,
+        optimistic: (id: Item.ID, fact: ItemFact<Item>)? = nil, creating: Bool = false,
         _ send: @escaping @Sendable () async throws(NetworkError) -> Outcome
     ) async throws(NetworkError) -> Outcome {
         let work: OperationWork<Outcome, Machine.Context> = { _ in
@@ -90,7 +90,7 @@ extension ListResource {
             }
         }
         return try await perform { machine, call, waiter in
-            machine.askMutation(call, waiter, optimistic: optimistic, work: work)
+            machine.askMutation(call, waiter, optimistic: optimistic, creating: creating, work: work)
         }.get()
     }
 }
@@ -99,16 +99,40 @@ extension ListResource where Remote: Creatable, Remote.Value == Remote.Item {
     /// Creates an item on the server and appends it to the list (or replaces the item with its id).
     ///
     /// A create the store's ``Outbox`` keeps (``ResourceStore/queueWhenOffline(list:)``, the server
-    /// unreachable) throws ``NetworkError/queued(_:)``; it shows once it lands.
+    /// unreachable) throws ``NetworkError/queued(_:)``; it shows once it lands (see ``create(_:optimistic:)``
+    /// to show it meanwhile).
     /// - Parameter request: What to create.
     /// - Returns: The created item.
     /// - Throws: ``NetworkError``; the list is unchanged.
     @discardableResult
     public func create(_ request: Remote.CreateRequest) async throws(NetworkError) -> Item {
+        try await create(request, showing: nil)
+    }
+
+    /// Creates an item on the server, showing `optimistic` at once until it answers.
+    ///
+    /// The list shows `optimistic` at its end, where the answer will go; in a ``ResourceStore``, every other live
+    /// list of the item type shows it where its ``Listable/placement(ofCreated:in:)`` places created items
+    /// (nowhere by default). Give it an id no real item has (a temporary one): the server's answer, with the
+    /// id it made, takes its place in the same change of state. A failed or cancelled create removes it. A
+    /// create the store's ``Outbox`` keeps throws ``NetworkError/queued(_:)`` and stays shown (in lists made
+    /// later too, and after a restart) until it lands or is refused.
+    /// - Parameters:
+    ///   - request: What to create.
+    ///   - optimistic: The item to show until the server answers.
+    /// - Returns: The created item.
+    /// - Throws: ``NetworkError``; the list is then as it was.
+    @discardableResult
+    public func create(_ request: Remote.CreateRequest, optimistic: Item) async throws(NetworkError) -> Item {
+        try await create(request, showing: optimistic)
+    }
+
+    private func create(_ request: Remote.CreateRequest, showing: Item?) async throws(NetworkError) -> Item {
         let endpoint = try Remote.createEndpoint(for: request)
         let session = session
         let outbox = link?.outbox?.creating
-        let outcome = try await mutate { () async throws(NetworkError) -> Outcome in
+        let outcome = try await mutate(optimistic: showing.map { ($0.id, .value($0)) }, creating: true) {
+            () async throws(NetworkError) -> Outcome in
             func send(_ endpoint: Endpoint) async throws(NetworkError) -> Outcome {
                 // The response first, in a statement of its own: under -O, Swift 6.3.1 can lose a value
                 // evaluated before a `try await` in the same expression.
@@ -117,7 +141,8 @@ extension ListResource where Remote: Creatable, Remote.Value == Remote.Item {
             }
             // Without an outbox, straight to the server: the outbox's path adds async frames to every change.
             guard let outbox else { return try await send(endpoint) }
-            return try await OutboxLink.sendOrKeep(.create, showing: nil, endpoint, session, outbox, send)
+            return try await OutboxLink.sendOrKeep(
+                .create, showing: showing, shownID: showing.map { AnyHashable($0.id) }, endpoint, session, outbox, send)
         }
         guard case .inserted(let item) = outcome else { throw .invalidRequest("create returned no item") }
         return item

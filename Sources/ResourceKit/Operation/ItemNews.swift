@@ -42,8 +42,11 @@ public import Synchronization
         ItemNews(id: id, kind: .fact, value: fact.value, rank: rank, created: created)
     }
 
-    @inlinable static func layer(_ id: ID, token: LayerToken, _ fact: ItemFact<Item>) -> ItemNews {
-        ItemNews(id: id, kind: .layer, value: fact.value, token: token)
+    /// An optimistic change; `created` when it shows an item a create will make (lists place it as they
+    /// place created items).
+    @inlinable static func layer(_ id: ID, token: LayerToken, _ fact: ItemFact<Item>, created: Bool = false) -> ItemNews
+    {
+        ItemNews(id: id, kind: .layer, value: fact.value, created: created, token: token)
     }
 
     @inlinable static func unlayer(_ id: ID, token: LayerToken) -> ItemNews {

@@ -19,7 +19,9 @@ extension ListMachine {
     /// what the list shows, and is kept for pages in flight sent before it; a created item is placed where
     /// `placement` says.
     @inlinable mutating func receive(_ incoming: News, placement: (Item) -> ListPlacement) -> Effects {
-        var changed = false
+        // Changes that ended but whose end has not reached this list yet (a kept change that landed: its
+        // answer comes first) go now, in the same transition as the answer.
+        var changed = layers.isEmpty ? false : dropEndedLayers()
         let pagesInFlight = book.operations.values.contains { !$0.isSerial && !$0.isAbandoned }
         for item in incoming {
             switch item.kind {
@@ -34,8 +36,9 @@ extension ListMachine {
                 guard let token = item.token, !token.hasEnded,
                     layers[item.id]?.contains(where: { $0.token == token }) != true
                 else { continue }
-                layers[item.id, default: []].append((token, item.fact))
-                changed = changed || position(of: item.id) != nil
+                // A create's item shows where this list places created items; a change's, only over one it holds.
+                let place = item.created ? item.value.map(placement) ?? .omitted : .omitted
+                changed = addLayer(ListLayer(token: token, fact: item.fact, place: place), of: item.id) || changed
             case .unlayer:
                 guard let token = item.token else { continue }
                 changed = endLayer((token, item.id), telling: false) || changed
@@ -111,25 +114,62 @@ extension ListMachine {
         guard let layer, var stack = layers[layer.id],
             let position = stack.firstIndex(where: { $0.token == layer.token })
         else { return false }
-        stack.remove(at: position)
+        let ended = stack.remove(at: position)
         let wasShown = position == stack.count
         layers[layer.id] = stack.isEmpty ? nil : stack
         if telling, isShared { news.append(.unlayer(layer.id, token: layer.token)) }
-        return wasShown && self.position(of: layer.id) != nil
+        return wasShown && (self.position(of: layer.id) != nil || shows(inserting: ended))
     }
 
-    /// The items with the newest optimistic change of each shown over it.
+    /// Adds an optimistic change over item `id`; returns whether observers see a difference.
+    @inlinable mutating func addLayer(_ layer: ListLayer<Item>, of id: Item.ID) -> Bool {
+        var layer = layer
+        layerCount += 1
+        layer.order = layerCount
+        layers[id, default: []].append(layer)
+        return position(of: id) != nil || shows(inserting: layer)
+    }
+
+    /// Whether `layer` adds an item to what the list shows, where the list does not hold it.
+    @inlinable func shows(inserting layer: ListLayer<Item>) -> Bool {
+        layer.place != .omitted && layer.fact.value != nil && settled.content.value != nil
+    }
+
+    /// Removes the changes that ended (see ``LayerToken``); returns whether observers see a difference.
+    @inlinable mutating func dropEndedLayers() -> Bool {
+        var changed = false
+        for (id, stack) in layers where stack.contains(where: { $0.token.hasEnded }) {
+            let kept = stack.filter { !$0.token.hasEnded }
+            if let top = stack.last, top.token.hasEnded {
+                changed = changed || position(of: id) != nil || shows(inserting: top)
+            }
+            layers[id] = kept.isEmpty ? nil : kept
+        }
+        return changed
+    }
+
+    /// The items with the newest optimistic change of each shown over it, and the items of optimistic creates
+    /// where the list places them, in the order they were made.
     @inlinable func overlaid(_ items: [Item]) -> [Item] {
         var result = items
         var removed: Set<Item.ID> = []
+        var inserted: [ListLayer<Item>] = []
         for (id, stack) in layers {
-            guard let top = stack.last, let position = index.position(of: id, in: items) else { continue }
+            guard let top = stack.last else { continue }
+            guard let position = index.position(of: id, in: items) else {
+                if top.place != .omitted, top.fact.value != nil { inserted.append(top) }
+                continue
+            }
             switch top.fact {
             case .value(let item): result[position] = item
             case .removed: removed.insert(id)
             }
         }
         if !removed.isEmpty { result.removeAll { removed.contains($0.id) } }
+        for layer in inserted.sorted(by: { $0.order < $1.order }) {
+            guard let item = layer.fact.value else { continue }
+            if layer.place == .start { result.insert(item, at: 0) } else { result.append(item) }
+        }
         return result
     }
 
@@ -142,5 +182,22 @@ extension ListMachine {
     /// Whether the list shows an item `matches` accepts.
     func holds(where matches: (Item) -> Bool) -> Bool {
         (settled.content.value ?? []).contains(where: matches)
+    }
+}
+
+/// An optimistic change a list shows over an item.
+@usableFromInline struct ListLayer<Item: Sendable>: Sendable {
+    @usableFromInline var token: LayerToken
+    @usableFromInline var fact: ItemFact<Item>
+    /// Where the item shows when the list does not hold it: ``ListPlacement/omitted`` for a change of an item
+    /// (shown only over one the list holds); for a create, where the list places created items.
+    @usableFromInline var place: ListPlacement
+    /// When it was added, among the list's layers: creates show in the order they were made.
+    @usableFromInline var order: UInt64 = 0
+
+    @inlinable init(token: LayerToken, fact: ItemFact<Item>, place: ListPlacement) {
+        self.token = token
+        self.fact = fact
+        self.place = place
     }
 }

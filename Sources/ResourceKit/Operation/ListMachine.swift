@@ -71,7 +71,9 @@ where Item.ID: Sendable {
     /// The rank of what the list shows for each item, in a store: news older than it is ignored.
     @usableFromInline var itemRanks: [Item.ID: UInt64] = [:]
     /// Optimistic changes shown over items, oldest first per item.
-    @usableFromInline var layers: [Item.ID: [(token: LayerToken, fact: ItemFact<Item>)]] = [:]
+    @usableFromInline var layers: [Item.ID: [ListLayer<Item>]] = [:]
+    /// How many layers were added: each layer's `order`.
+    @usableFromInline var layerCount: UInt64 = 0
     @usableFromInline var news: [ItemNews<Item, Item.ID>] = []
 
     init(state: ListState<Item>, firstPageKey: PageKey, isShared: Bool = false) {
@@ -130,21 +132,25 @@ where Item.ID: Sendable {
         return effects
     }
 
-    /// A create, update or delete; `optimistic` is shown over its item at once, until the mutation ends.
+    /// A create, update or delete; `optimistic` is shown over its item at once, until the mutation ends. A
+    /// create's (`creating`) is shown at the end of the list, as its answer will be, and in the store's other
+    /// lists where their placement of created items says.
     mutating func askMutation(
         _ call: CallID, _ waiter: OperationWaiter<Outcome>, optimistic: (id: Item.ID, fact: ItemFact<Item>)? = nil,
-        work: @escaping OperationWork<Outcome, Context>
+        creating: Bool = false, work: @escaping OperationWork<Outcome, Context>
     ) -> Effects {
         var effects = Effects.none
         var layer: (token: LayerToken, id: Item.ID)?
+        var shows = false
         if let optimistic {
             let token = LayerToken()
             layer = (token, optimistic.id)
-            layers[optimistic.id, default: []].append((token, optimistic.fact))
-            if isShared { news.append(.layer(optimistic.id, token: token, optimistic.fact)) }
+            let place: ListPlacement = creating && optimistic.fact.value != nil ? .end : .omitted
+            shows = addLayer(ListLayer(token: token, fact: optimistic.fact, place: place), of: optimistic.id)
+            if isShared { news.append(.layer(optimistic.id, token: token, optimistic.fact, created: creating)) }
         }
         book.enqueueSerial(.mutation(layer: layer), call, waiter, context: .mutation, work: work, into: &effects)
-        if let layer, position(of: layer.id) != nil { publish(settledChanged: true) }
+        if shows { publish(settledChanged: true) }
         return effects
     }
 

@@ -78,7 +78,10 @@ extension Outbox {
             await lane.refresh(record, in: store)
             return
         }
-        // The server's answer first, then the layer goes: no holder shows the value from before in between.
+        // The server's answer first, then the layer goes: no holder shows the value from before in between. The
+        // change is marked ended before the answer leaves, so that a list drops its layer in the same change of
+        // state as it takes the answer (a create's placeholder and its answer are never both shown).
+        state.withLock { $0.shown[record.id]?.token }?.end()
         lane.land(record, answer: answer, in: store)
         unshow(record.id)
         notify()

@@ -27,7 +27,8 @@ import Synchronization
 ///   throws ``NetworkError/queued(_:)`` once the change is stored durably; from then on it survives a crash.
 /// - **Shown everywhere.** Every resource and list holding the item shows the change (an update's optimistic
 ///   value, a deletion's absence) over the server's value until it lands or is rolled back, in objects made
-///   later too, and after a restart once the type is given again. A kept create shows nowhere until it lands.
+///   later too, and after a restart once the type is given again. A kept create shows its placeholder
+///   (``ListResource/create(_:optimistic:)``) where the lists place created items, or nowhere without one.
 /// - **Replay.** ``replay()`` sends the kept changes in the order they were made, one at a time, each with
 ///   its ``PendingChange/id`` as `Idempotency-Key` (the key its first attempt was sent with). A change that
 ///   lands is shown as the server answered (one whose answer does not decode has landed, and is read again).
@@ -297,7 +298,7 @@ public final class Outbox: Sendable {
         value: (any Sendable)?, endpoint: Endpoint, session: NetworkSession, original: NetworkError
     ) async -> NetworkError {
         guard let lane = state.withLock({ $0.lanesByType[remoteType] }) else { return original }
-        // A create has no item yet: nothing to name, nothing to show.
+        // A create names no item; the id it has is the one of what it shows (nothing without an optimistic item).
         let encoded = id.map { lane.encode(id: $0, value: value) } ?? (item: Data(), value: nil)
         guard let (item, data) = encoded else { return original }
         let frozen: (body: Data, contentType: String)?
@@ -312,7 +313,8 @@ public final class Outbox: Sendable {
         }
         let record = OutboxRecord(
             sequence: sequence, id: key, type: lane.name, kind: kind.name, item: item,
-            itemDescription: id.map { "\($0.base)" } ?? "", value: kind == .delete ? nil : data, queuedAt: Date(),
+            itemDescription: kind == .create ? "" : id.map { "\($0.base)" } ?? "", value: kind == .delete ? nil : data,
+            queuedAt: Date(),
             method: endpoint.method.rawValue, path: endpoint.path,
             query: endpoint.queryItems.map { .init(name: $0.name, value: $0.value) },
             headers: endpoint.headers.map { .init(name: $0.name, value: $0.value) }, body: frozen?.body,

@@ -95,10 +95,13 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
     private func id(of record: OutboxRecord) -> Item.ID? { try? JSONDecoder().decode(Item.ID.self, from: record.item) }
 
     func itemKey(of record: OutboxRecord) -> StoreKey? {
-        id(of: record).map { StoreKey(type: ObjectIdentifier(Item.self), id: AnyHashable($0)) }
+        // A create names no item of the server's: the id it holds is that of the item it shows meanwhile.
+        guard !record.isCreation else { return nil }
+        return id(of: record).map { StoreKey(type: ObjectIdentifier(Item.self), id: AnyHashable($0)) }
     }
 
     func layer(of record: OutboxRecord, token: LayerToken) -> (item: StoreKey, news: any Sendable)? {
+        // A create shows its optimistic item, if it was given one, where each list places created items.
         guard let id = id(of: record) else { return nil }
         let fact: ItemFact<Item>
         if record.isDeletion {
@@ -109,7 +112,10 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
             }
             fact = .value(value)
         }
-        return (StoreKey(type: ObjectIdentifier(Item.self), id: AnyHashable(id)), News.layer(id, token: token, fact))
+        return (
+            StoreKey(type: ObjectIdentifier(Item.self), id: AnyHashable(id)),
+            News.layer(id, token: token, fact, created: record.isCreation)
+        )
     }
 
     func publish(_ layer: any Sendable, in store: ResourceStore) {
@@ -152,7 +158,7 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
     }
 
     func refresh(_ record: OutboxRecord, in store: ResourceStore) async {
-        guard let id = id(of: record) else {
+        guard !record.isCreation, let id = id(of: record) else {
             // A create whose answer did not decode: its lists load again.
             await store.invalidate(ItemsOf<Item>.self)
             return
@@ -181,8 +187,9 @@ extension ResourceStore {
     /// Keeps the creates, the optimistic updates and the deletes made through the store's lists of `type` that
     /// fail because the server is unreachable in the ``outbox``, as ``queueWhenOffline(_:)`` does for
     /// resources: see ``Outbox``. An update without an `optimistic` item is not kept (the list cannot tell which
-    /// item it changes). A kept create shows nowhere until it lands (the item has no id before the server gives
-    /// one); then the lists place it as they place any create.
+    /// item it changes). A kept create shows its placeholder (``ListResource/create(_:optimistic:)``) where the
+    /// lists place created items, or nowhere without one; when it lands, the lists place the server's item as
+    /// they place any create.
     /// - Parameter type: The remote list type; its items and their ids must be `Codable`.
     public func queueWhenOffline<Remote: Listable>(list type: Remote.Type)
     where Remote.Item: Codable, Remote.Item.ID: Codable {

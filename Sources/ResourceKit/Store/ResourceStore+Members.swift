@@ -47,9 +47,10 @@ struct OutboxLink: Sendable {
     /// the item is kept (so that the two reach the server in order). A kept change throws
     /// ``NetworkError/queued(_:)``. A change of a type the outbox does not keep fails while one of its item is
     /// kept, rather than overtake it.
+    /// `shownID` is the id of the item a create shows meanwhile (it names no item of the server).
     static func sendOrKeep<Outcome>(
-        _ kind: PendingChange.Kind, showing value: (any Sendable)?, _ endpoint: Endpoint, _ session: NetworkSession,
-        _ link: OutboxLink?, _ send: (Endpoint) async throws(NetworkError) -> Outcome
+        _ kind: PendingChange.Kind, showing value: (any Sendable)?, shownID: AnyHashable? = nil, _ endpoint: Endpoint,
+        _ session: NetworkSession, _ link: OutboxLink?, _ send: (Endpoint) async throws(NetworkError) -> Outcome
     ) async throws(NetworkError) -> Outcome {
         guard let link else { return try await send(endpoint) }
         guard link.outbox.accepts(link.remoteType) else {
@@ -66,7 +67,8 @@ struct OutboxLink: Sendable {
         let keyed = endpoint.setting(header: "Idempotency-Key", to: key)
         func keep(after error: NetworkError) async -> NetworkError {
             await link.outbox.keep(
-                kind, key: key, remoteType: link.remoteType, id: link.item?.id, value: value, endpoint: keyed,
+                kind, key: key, remoteType: link.remoteType, id: link.item?.id ?? shownID, value: value,
+                endpoint: keyed,
                 session: session, original: error)
         }
         if let item = link.item, link.outbox.holdsChanges(of: item) {

@@ -110,6 +110,72 @@ extension OutboxTests {
         #expect(failure?.after == nil)
     }
 
+    @Test func aKeptCreateWithAnOptimisticItemShowsEverywhereAcrossARestartUntilItLands() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let draft = Post(id: "draft-1", title: "Written on the train")
+        let id: String
+        do {
+            let store = try launch(registers: false)
+            store.queueWhenOffline(list: RemoteFeed.self)
+            let all = store.list(RemoteFeed.self, request: "all")
+            let latest = store.list(RemoteFeed.self, request: "latest")
+            _ = try await all.loadFirstPage()
+            _ = try await latest.loadFirstPage()
+            backend.isReachable = false
+            id = try await expectQueued { () async throws(NetworkError) in
+                _ = try await all.create(Post(id: "", title: "Written on the train"), optimistic: draft)
+            }
+            // At the end of the list that made it, at the start of "latest"; it names no item of the server's.
+            #expect(all.items.map(\.id) == ["42", "43", "44", "draft-1"])
+            #expect(latest.items.map(\.id) == ["draft-1", "42", "43", "44"])
+            #expect(store.outbox?.pending.map(\.itemID) == [""])
+            await store.persistence?.flush()
+        }
+        // The next launch: the lists start from disk and show the kept create before any request.
+        let store = try launch(registers: false)
+        store.queueWhenOffline(list: RemoteFeed.self)
+        let latest = store.list(RemoteFeed.self, request: "latest")
+        let oldest = store.list(RemoteFeed.self, request: "oldest")
+        #expect(latest.isRestored)
+        #expect(latest.items.map(\.id) == ["draft-1", "42", "43", "44"])
+        #expect(oldest.state == .idle)
+        let recorder = latest.recordStates()
+        backend.isReachable = true
+        await store.outbox?.replay()
+        #expect(store.outbox?.pending.isEmpty == true)
+        let created = try #require(try backend.records(Post.self, in: "posts").first { $0.title == draft.title })
+        #expect(created.id != "draft-1")
+        // The server's item takes the placeholder's place in one change of state.
+        let states = try await recorder.waitForCount(2)
+        #expect(states.map { $0.items.map(\.id) } == [["draft-1", "42", "43", "44"], [created.id, "42", "43", "44"]])
+        #expect(writes.map { $0.headers["Idempotency-Key"] } == [id])
+        extendLifetime((latest, oldest))
+    }
+
+    @Test func aRefusedKeptCreateLeavesEveryList() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try launch(registers: false)
+        store.queueWhenOffline(list: RemoteFeed.self)
+        let failures = try #require(store.outbox).failures()
+        let latest = store.list(RemoteFeed.self, request: "latest")
+        _ = try await latest.loadFirstPage()
+        backend.isReachable = false
+        let draft = Post(id: "draft-1", title: "Refused")
+        let id = try await expectQueued { () async throws(NetworkError) in
+            _ = try await latest.create(Post(id: "42", title: "Refused"), optimistic: draft)
+        }
+        #expect(latest.items.map(\.id) == ["draft-1", "42", "43", "44"])
+        backend.isReachable = true
+        // A post with an id the server already has: refused with a 400.
+        await store.outbox?.replay()
+        var iterator = failures.makeAsyncIterator()
+        let failure = await iterator.next()
+        #expect(failure?.change.id == id)
+        #expect(failure?.change.kind == .create)
+        #expect(latest.items.map(\.id) == ["42", "43", "44"])
+        #expect(store.outbox?.pending.isEmpty == true)
+    }
+
     @Test func aCreateThatLandedButStayedOnDiskIsNotMadeTwice() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let storage = FlakyRemovals(
