@@ -37,6 +37,8 @@ struct TransferWorkloads: Sendable {
         var delegate: [Double] = []
         var flushed: [Double] = []
         var oursPeak: [Double] = []
+        /// The same for URLSession's own data delegate doing the same work: what the platform's path costs.
+        var rawPeak: [Double] = []
         let writer = DelegateWriter()
         let delegated = URLSession(configuration: configuration, delegate: writer, delegateQueue: nil)
         for round in 0..<rounds {
@@ -60,11 +62,14 @@ struct TransferWorkloads: Sendable {
                         try await writer.download(delegated, "\(base)/file", to: plain, count)
                     }))
             try? FileManager.default.removeItem(at: plain)
+            PeakMemory.reset()
+            let rawBefore = PeakMemory.residentMegabytes
             flushed.append(
                 Double(megabytes)
                     / (try await secondsTaken {
                         try await writer.download(delegated, "\(base)/file", to: plain, count, flush: true)
                     }))
+            rawPeak.append(PeakMemory.peakMegabytes - rawBefore)
             try? FileManager.default.removeItem(at: plain)
         }
         let oursMeasurement = Measurement(workload: name, variant: "session.download", unit: "MB/s", samples: ours)
@@ -79,6 +84,8 @@ struct TransferWorkloads: Sendable {
         report.add(flushedMeasurement)
         report.add(oursMeasurement)
         report.add(Measurement(workload: name, variant: "peak RSS growth", unit: "MB", samples: oursPeak))
+        report.add(
+            Measurement(workload: name, variant: "peak RSS, data delegate", unit: "MB", samples: rawPeak))
         report.compare(
             "download: raw data delegate / downloadTask", delegateMeasurement, over: theirsMeasurement,
             meaning: "URLSession's own data delegate writing each chunk to a file: the bound of a delegate path")
