@@ -113,10 +113,11 @@ extension ListResource where Remote: Creatable, Remote.Value == Remote.Item {
     ///
     /// The list shows `optimistic` at its end, where the answer will go; in a ``ResourceStore``, every other live
     /// list of the item type shows it where its ``Listable/placement(ofCreated:in:)`` places created items
-    /// (nowhere by default). Give it an id no real item has (a temporary one): the server's answer, with the
-    /// id it made, takes its place in the same change of state. A failed or cancelled create removes it. A
-    /// create the store's ``Outbox`` keeps throws ``NetworkError/queued(_:)`` and stays shown (in lists made
-    /// later too, and after a restart) until it lands or is refused.
+    /// (nowhere by default). Give it an id no real item has (a temporary one, different for each create): the
+    /// server's answer, with the id it made, takes its place in the same change of state. A failed or
+    /// cancelled create removes it. A create the store's ``Outbox`` keeps throws ``NetworkError/queued(_:)``
+    /// and stays shown, in lists made later too, until it lands or is refused; after a restart it shows only
+    /// where lists place created items (which list made it is not kept).
     /// - Parameters:
     ///   - request: What to create.
     ///   - optimistic: The item to show until the server answers.

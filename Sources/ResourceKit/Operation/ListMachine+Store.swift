@@ -19,6 +19,19 @@ extension ListMachine {
     /// what the list shows, and is kept for pages in flight sent before it; a created item is placed where
     /// `placement` says.
     @inlinable mutating func receive(_ incoming: News, placement: (Item) -> ListPlacement) -> Effects {
+        // A created item that answers a placeholder this list shows (a kept create that landed) takes the
+        // placeholder's place when the list would not place it otherwise.
+        var placeholders: [ObjectIdentifier: ListPlacement] = [:]
+        if !layers.isEmpty {
+            for item in incoming where item.kind == .fact && item.created {
+                guard let token = item.token else { continue }
+                for stack in layers.values {
+                    if let layer = stack.last(where: { $0.token == token }), layer.place != .omitted {
+                        placeholders[ObjectIdentifier(token)] = layer.place
+                    }
+                }
+            }
+        }
         // Changes that ended but whose end has not reached this list yet (a kept change that landed: its
         // answer comes first) go now, in the same transition as the answer.
         var changed = layers.isEmpty ? false : dropEndedLayers()
@@ -26,18 +39,27 @@ extension ListMachine {
         for item in incoming {
             switch item.kind {
             case .fact:
+                let placeholder = item.token.flatMap { placeholders[ObjectIdentifier($0)] }
                 changed =
                     receive(
                         item.value, of: item.id, rank: item.rank, created: item.created, pagesInFlight: pagesInFlight,
-                        placement: placement) || changed
+                        placement: { item in
+                            let place = placement(item)
+                            return place == .omitted ? placeholder ?? place : place
+                        }) || changed
             case .layer:
                 // A change whose end reached us first, or will never reach us, is not shown.
                 // (An outbox's change may reach a new holder twice: from the store's news, and as it is made.)
                 guard let token = item.token, !token.hasEnded,
                     layers[item.id]?.contains(where: { $0.token == token }) != true
                 else { continue }
-                // A create's item shows where this list places created items; a change's, only over one it holds.
-                let place = item.created ? item.value.map(placement) ?? .omitted : .omitted
+                // A create's item shows where this list places created items, or where this list's own create
+                // shows it (a change the outbox kept, over the create that made it); a change's, only over an item
+                // the list holds.
+                var place = item.created ? item.value.map(placement) ?? .omitted : .omitted
+                if item.created, place == .omitted, let own = layers[item.id]?.last(where: { $0.place != .omitted }) {
+                    place = own.place
+                }
                 changed = addLayer(ListLayer(token: token, fact: item.fact, place: place), of: item.id) || changed
             case .unlayer:
                 guard let token = item.token else { continue }
@@ -118,7 +140,8 @@ extension ListMachine {
         let wasShown = position == stack.count
         layers[layer.id] = stack.isEmpty ? nil : stack
         if telling, isShared { news.append(.unlayer(layer.id, token: layer.token)) }
-        return wasShown && (self.position(of: layer.id) != nil || shows(inserting: ended))
+        return wasShown
+            && (self.position(of: layer.id) != nil || shows(inserting: ended) || shows(inserting: stack.last))
     }
 
     /// Adds an optimistic change over item `id`; returns whether observers see a difference.
@@ -126,13 +149,17 @@ extension ListMachine {
         var layer = layer
         layerCount += 1
         layer.order = layerCount
+        let hidden = layers[id]?.last
         layers[id, default: []].append(layer)
-        return position(of: id) != nil || shows(inserting: layer)
+        // A new top over a shown placeholder hides it, even when it shows nothing itself.
+        return position(of: id) != nil || shows(inserting: layer) || shows(inserting: hidden)
     }
 
-    /// Whether `layer` adds an item to what the list shows, where the list does not hold it.
-    @inlinable func shows(inserting layer: ListLayer<Item>) -> Bool {
-        layer.place != .omitted && layer.fact.value != nil && settled.content.value != nil
+    /// Whether `layer`, on top of its item's changes, adds an item to what the list shows, where the list does
+    /// not hold it.
+    @inlinable func shows(inserting layer: ListLayer<Item>?) -> Bool {
+        guard let layer else { return false }
+        return layer.place != .omitted && layer.fact.value != nil && settled.content.value != nil
     }
 
     /// Removes the changes that ended (see ``LayerToken``); returns whether observers see a difference.
@@ -141,7 +168,7 @@ extension ListMachine {
         for (id, stack) in layers where stack.contains(where: { $0.token.hasEnded }) {
             let kept = stack.filter { !$0.token.hasEnded }
             if let top = stack.last, top.token.hasEnded {
-                changed = changed || position(of: id) != nil || shows(inserting: top)
+                changed = changed || position(of: id) != nil || shows(inserting: top) || shows(inserting: kept.last)
             }
             layers[id] = kept.isEmpty ? nil : kept
         }

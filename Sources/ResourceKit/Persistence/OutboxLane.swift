@@ -16,8 +16,8 @@ protocol OutboxLane: Sendable {
     func unlayer(_ layer: any Sendable, in store: ResourceStore)
     /// Sends a stored change; returns what it answered (`Value?`, boxed).
     func send(_ record: OutboxRecord, in session: NetworkSession) async throws(NetworkError) -> any Sendable
-    /// Shows what the server answered to a change in every holder.
-    func land(_ record: OutboxRecord, answer: any Sendable, in store: ResourceStore)
+    /// Shows what the server answered to a change in every holder; `placeholder` is the change's layer.
+    func land(_ record: OutboxRecord, answer: any Sendable, placeholder: LayerToken?, in store: ResourceStore)
     /// Marks a change's item stale, and reads it again where it is observed.
     func refresh(_ record: OutboxRecord, in store: ResourceStore) async
 }
@@ -35,8 +35,9 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
     let delete: Sender<Item?>?
     /// How a create's answer becomes the new item, where the type is `Creatable` (lists only).
     var create: Sender<Item>? = nil
-    /// Shows a landed change in every holder, as a push of the type would be.
-    let apply: @Sendable (ResourceStore, LiveChange<Item>) -> Void
+    /// Shows a landed change in every holder, as a push of the type would be; a create's answer takes the
+    /// place of the placeholder named.
+    let apply: @Sendable (ResourceStore, LiveChange<Item>, LayerToken?) -> Void
 
     /// The lane of a `Readable` type (changes through its resources).
     init<Remote: Readable>(resources type: Remote.Type) where Remote.Value == Item {
@@ -44,7 +45,7 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
         remoteType = ObjectIdentifier(Remote.self)
         update = (Remote.self as? any Updatable.Type).map { Self.updater($0) }
         delete = (Remote.self as? any Deletable.Type).map { Self.deleter($0) }
-        apply = { store, change in store.apply(change, as: Remote.self) }
+        apply = { store, change, placeholder in store.apply(change, as: Remote.self, replacing: placeholder) }
     }
 
     /// The lane of a `Listable` type (changes through its lists).
@@ -55,7 +56,7 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
         delete = (Remote.self as? any Deletable.Type).map { Self.deleter($0) }
         create = (Remote.self as? any Creatable.Type).map { Self.creator($0) }
         // By item type: what a list holds is its items, whatever `Remote.Value` says.
-        apply = { store, change in store.apply(change, as: ItemsOf<Item>.self) }
+        apply = { store, change, placeholder in store.apply(change, as: ItemsOf<Item>.self, replacing: placeholder) }
     }
 
     private static func updater<U: Updatable>(_ type: U.Type) -> Sender<Item> {
@@ -146,15 +147,16 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
         return Optional(try await update(record.endpoint, session))
     }
 
-    func land(_ record: OutboxRecord, answer: any Sendable, in store: ResourceStore) {
+    func land(_ record: OutboxRecord, answer: any Sendable, placeholder: LayerToken?, in store: ResourceStore) {
         guard let answer = answer as? Item? else { return }
         if record.isCreation {
-            // Placed in each list as a create in the store is (`placement(ofCreated:in:)`).
-            if let item = answer { apply(store, .created(item)) }
+            // Placed in each list as a create in the store is (`placement(ofCreated:in:)`), or where the list
+            // showed its placeholder.
+            if let item = answer { apply(store, .created(item), placeholder) }
             return
         }
         guard let id = id(of: record) else { return }
-        apply(store, answer.map { .updated($0) } ?? .deleted(id))
+        apply(store, answer.map { .updated($0) } ?? .deleted(id), nil)
     }
 
     func refresh(_ record: OutboxRecord, in store: ResourceStore) async {

@@ -108,9 +108,18 @@ extension ResourceStore {
     ///   - type: The remote type whose value the change is of; its ``RemoteResource/version(of:)`` orders it.
     public func apply<Remote: RemoteResource>(_ change: LiveChange<Remote.Value>, as type: Remote.Type)
     where Remote.Value: Identifiable, Remote.Value.ID: Sendable {
+        apply(change, as: type, replacing: nil)
+    }
+
+    /// ``apply(_:as:)``; `placeholder` names the optimistic change of a create that this creation answers: a list
+    /// that showed its placeholder puts the created item in its place.
+    func apply<Remote: RemoteResource>(
+        _ change: LiveChange<Remote.Value>, as type: Remote.Type, replacing placeholder: LayerToken?
+    ) where Remote.Value: Identifiable, Remote.Value.ID: Sendable {
         let rank = nextRank()
-        let news = ItemNews<Remote.Value, Remote.Value.ID>.fact(
+        var news = ItemNews<Remote.Value, Remote.Value.ID>.fact(
             change.id, change.item.map { .value($0) } ?? .removed, rank: rank, created: change.isCreation)
+        news.token = placeholder
         let version = change.item.flatMap { Remote.version(of: $0) }
         let replaces: ((ItemNews<Remote.Value, Remote.Value.ID>, any Sendable) -> Bool)? =
             version.map { version in

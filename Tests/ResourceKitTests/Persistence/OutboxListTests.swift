@@ -127,6 +127,7 @@ extension OutboxTests {
             }
             // At the end of the list that made it, at the start of "latest"; it names no item of the server's.
             #expect(all.items.map(\.id) == ["42", "43", "44", "draft-1"])
+            #expect(all.state.value?.map(\.id) == ["42", "43", "44", "draft-1"])
             #expect(latest.items.map(\.id) == ["draft-1", "42", "43", "44"])
             #expect(store.outbox?.pending.map(\.itemID) == [""])
             await store.persistence?.flush()
@@ -136,8 +137,11 @@ extension OutboxTests {
         store.queueWhenOffline(list: RemoteFeed.self)
         let latest = store.list(RemoteFeed.self, request: "latest")
         let oldest = store.list(RemoteFeed.self, request: "oldest")
+        let all = store.list(RemoteFeed.self, request: "all")
         #expect(latest.isRestored)
         #expect(latest.items.map(\.id) == ["draft-1", "42", "43", "44"])
+        // Which list made it is not kept: after a restart it shows where lists place created items only.
+        #expect(all.items.map(\.id) == ["42", "43", "44"])
         #expect(oldest.state == .idle)
         let recorder = latest.recordStates()
         backend.isReachable = true
@@ -149,7 +153,33 @@ extension OutboxTests {
         let states = try await recorder.waitForCount(2)
         #expect(states.map { $0.items.map(\.id) } == [["draft-1", "42", "43", "44"], [created.id, "42", "43", "44"]])
         #expect(writes.map { $0.headers["Idempotency-Key"] } == [id])
-        extendLifetime((latest, oldest))
+        extendLifetime((latest, oldest, all))
+    }
+
+    @Test func aKeptCreateLandingInTheSameRunTakesItsPlaceholdersPlaceInTheListThatMadeIt() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try launch(registers: false)
+        store.queueWhenOffline(list: RemoteFeed.self)
+        // "all" places no item created elsewhere: only its own create puts the placeholder, and the answer, there.
+        let all = store.list(RemoteFeed.self, request: "all")
+        _ = try await all.loadFirstPage()
+        let recorder = all.recordStates()
+        backend.isReachable = false
+        _ = try await expectQueued { () async throws(NetworkError) in
+            _ = try await all.create(Post(id: "", title: "Draft"), optimistic: Post(id: "draft-1", title: "Draft"))
+        }
+        #expect(all.state.value?.map(\.id) == ["42", "43", "44", "draft-1"])
+        backend.isReachable = true
+        await store.outbox?.replay()
+        let created = try #require(try backend.records(Post.self, in: "posts").first { $0.title == "Draft" })
+        #expect(all.items.map(\.id) == ["42", "43", "44", created.id])
+        let states = try await recorder.waitForCount(4)
+        // The kept change's layer arrives over the list's own: one more state showing the same items.
+        #expect(
+            states.map { $0.items.map(\.id) } == [
+                ["42", "43", "44"], ["42", "43", "44", "draft-1"], ["42", "43", "44", "draft-1"],
+                ["42", "43", "44", created.id],
+            ])
     }
 
     @Test func aRefusedKeptCreateLeavesEveryList() async throws {
