@@ -25,11 +25,13 @@ extension Outbox {
             } catch {
                 result = .failure(error)
             }
-            state.withLock { $0.sending = nil }
+            // Still "being sent" until its answer is shown or it is refused: a cancel in between would roll back a
+            // change the server took.
             switch result {
             case .success(let answer):
                 await land(record, answer: answer, lane: lane, store: store)
             case .failure(let error) where Self.triesLater(error):
+                state.withLock { $0.sending = nil }
                 return endReplay(run)
             case .failure(let error) where error.code == .decoding:
                 // The server took it (a 2xx) but its answer does not decode: landed, and read again.
@@ -37,6 +39,7 @@ extension Outbox {
             case .failure(let error):
                 await refuse(record, error: error, lane: lane)
             }
+            state.withLock { $0.sending = nil }
         }
     }
 

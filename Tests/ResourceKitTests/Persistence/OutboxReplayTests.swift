@@ -286,4 +286,39 @@ extension OutboxTests {
         #expect(try serverPost("42")?.title == "Kept")
         #expect(try serverPost("43") != nil)
     }
+
+    @Test func aChangeTheServerTookCannotBeCancelledWhileItLands() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let storage = FlakyRemovals(
+            try FileEntryStorage(directory: directory.appendingPathComponent("outbox"), maximumBytes: .max))
+        let store = try launch(outbox: storage)
+        let post = store.resource(RemotePost.self, id: "42")
+        try await post.read("42")
+        let (edited, id) = try await keepOffline(post, Post(id: "42", title: "Taken by the server"))
+        backend.isReachable = true
+        // The server takes the change; its removal from disk is held, between the answer and the landing.
+        let hold = DispatchSemaphore(value: 0)
+        storage.holds.withLock { $0 = hold }
+        let outbox = try #require(store.outbox)
+        let replay = Task { await outbox.replay() }
+        try await storage.removalStarted.wait()
+        #expect(try serverPost("42")?.title == edited.title)
+        // The cancel either answers at once, or (were the change no longer "being sent") takes it off the list and
+        // waits for the disk: either way the hold is released only once it got that far.
+        let cancelled = Mutex<Bool?>(nil)
+        let cancel = Task {
+            let result = try await outbox.cancel(id)
+            cancelled.withLock { $0 = result }
+            return result
+        }
+        try await waitUntil("the cancel answered or took the change") {
+            cancelled.withLock { $0 } != nil || outbox.pending.isEmpty
+        }
+        hold.signal()
+        #expect(try await cancel.value == false)
+        await replay.value
+        #expect(outbox.pending.isEmpty)
+        #expect(post.state.value == edited)
+        #expect(try serverPost("42")?.title == edited.title)
+    }
 }

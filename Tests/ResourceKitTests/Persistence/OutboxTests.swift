@@ -9,12 +9,21 @@ import Testing
 final class FlakyRemovals: EntryStorage {
     let base: FileEntryStorage
     let failsRemovals = Mutex(false)
+    /// When set, the next removal (one only) waits for `holds` to be signalled, after opening `removalStarted`.
+    let holds = Mutex<DispatchSemaphore?>(nil)
+    let removalStarted = AsyncLatch()
 
     init(_ base: FileEntryStorage) { self.base = base }
 
     func entry(for key: String) throws(NetworkError) -> PersistedEntry? { try base.entry(for: key) }
     func store(_ entries: [PersistedEntry]) throws(NetworkError) { try base.store(entries) }
     func removeEntries(for keys: [String]) throws(NetworkError) {
+        if let hold = holds.withLock({ hold in
+            defer { hold = nil }; return hold
+        }) {
+            removalStarted.open()
+            hold.wait()
+        }
         if failsRemovals.withLock({ $0 }) { throw .file("removals fail in this test") }
         try base.removeEntries(for: keys)
     }
