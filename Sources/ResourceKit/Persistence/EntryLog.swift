@@ -251,11 +251,13 @@ private func openFile(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int
 /// the directory, in this process or another, and a counter each write bumps, so that a storage sees that
 /// another changed the files and reads them again. It exists once something was written, and a wipe removes it.
 final class EntryDirectoryLock: Sendable {
-    /// What the lock file says now: its identity and counter.
+    /// What the lock file says now: its identity (inode, and a random number drawn when it was made: a new file
+    /// after a wipe may reuse the inode) and its counter.
     struct Token: Equatable, Sendable {
         var inode: UInt64
+        var nonce: UInt64
         var counter: UInt64
-        static let absent = Token(inode: 0, counter: 0)
+        static let absent = Token(inode: 0, nonce: 0, counter: 0)
     }
 
     /// An open lock file.
@@ -276,16 +278,33 @@ final class EntryDirectoryLock: Sendable {
 
         deinit { close(descriptor) }
 
-        /// The counter: 0 in a new file, `UInt64.max` in one a wipe removed.
-        var counter: UInt64 {
-            var value: UInt64 = 0
-            let read = withUnsafeMutableBytes(of: &value) { pread(descriptor, $0.baseAddress, 8, 0) }
-            return read == 8 ? UInt64(littleEndian: value) : 0
+        /// The file's random number and counter: zeros in a new file, a counter of `UInt64.max` in one a wipe
+        /// removed.
+        var contents: (nonce: UInt64, counter: UInt64) {
+            var values: (UInt64, UInt64) = (0, 0)
+            let read = withUnsafeMutableBytes(of: &values) { pread(descriptor, $0.baseAddress, 16, 0) }
+            guard read == 16 else { return (0, 0) }
+            return (UInt64(littleEndian: values.0), UInt64(littleEndian: values.1))
+        }
+
+        var counter: UInt64 { contents.counter }
+
+        func token() -> Token {
+            let (nonce, counter) = contents
+            return Token(inode: inode, nonce: nonce, counter: counter)
+        }
+
+        /// Draws the file's random number, when it has none yet (a new file). Call it holding the lock.
+        func stampIfNew() throws(NetworkError) {
+            guard contents.nonce == 0 else { return }
+            var values = (UInt64.random(in: 1...UInt64.max).littleEndian, UInt64(0))
+            let written = withUnsafeBytes(of: &values) { pwrite(descriptor, $0.baseAddress, 16, 0) }
+            guard written == 16 else { throw .file("cannot write the directory's lock file: \(errorText())") }
         }
 
         func publish(_ counter: UInt64) throws(NetworkError) {
             var value = counter.littleEndian
-            let written = withUnsafeBytes(of: &value) { pwrite(descriptor, $0.baseAddress, 8, 0) }
+            let written = withUnsafeBytes(of: &value) { pwrite(descriptor, $0.baseAddress, 8, 8) }
             guard written == 8 else { throw .file("cannot write the directory's lock file: \(errorText())") }
         }
     }
@@ -298,13 +317,12 @@ final class EntryDirectoryLock: Sendable {
     /// The lock file's token now; ``Token/absent`` when there is none.
     func token() -> Token {
         if let current = handle.withLock({ $0 }) {
-            let counter = current.counter
-            if counter != .max { return Token(inode: current.inode, counter: counter) }
+            let token = current.token()
+            if token.counter != .max { return token }
         }
         let opened = Handle(path: path, creating: false)
         handle.withLock { $0 = opened }
-        guard let opened else { return .absent }
-        return Token(inode: opened.inode, counter: opened.counter)
+        return opened?.token() ?? .absent
     }
 
     /// Runs `body` holding the lock, with the lock file (made if needed) and its counter before `body`.
@@ -321,8 +339,10 @@ final class EntryDirectoryLock: Sendable {
             var info = stat()
             guard stat(path, &info) == 0, UInt64(info.st_ino) == current.inode else { continue }
             handle.withLock { $0 = current }
-            let counter = current.counter
-            return try body(current, Token(inode: current.inode, counter: counter == .max ? 0 : counter))
+            try current.stampIfNew()
+            var token = current.token()
+            if token.counter == .max { token.counter = 0 }
+            return try body(current, token)
         }
     }
 

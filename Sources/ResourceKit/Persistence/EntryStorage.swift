@@ -63,4 +63,23 @@ public protocol EntryStorage: Sendable {
     /// The keys of the stored entries, in no particular order.
     /// - Throws: ``NetworkError/file(_:)``.
     func allKeys() throws(NetworkError) -> [String]
+    /// Stores entries and removes the entries of `keys` in one batch: what a store's writer writes at once.
+    /// The default stores, then removes (two batches); ``FileEntryStorage`` writes one.
+    /// - Parameters:
+    ///   - entries: The entries to store.
+    ///   - keys: The keys whose entries to remove; keys with none are ignored.
+    /// - Throws: ``NetworkError/file(_:)``.
+    func store(_ entries: [PersistedEntry], removing keys: [String]) throws(NetworkError)
+}
+
+extension EntryStorage {
+    /// Stores, then removes: two batches.
+    /// - Parameters:
+    ///   - entries: The entries to store.
+    ///   - keys: The keys whose entries to remove.
+    /// - Throws: ``NetworkError/file(_:)``.
+    public func store(_ entries: [PersistedEntry], removing keys: [String]) throws(NetworkError) {
+        try store(entries)
+        try removeEntries(for: keys)
+    }
 }

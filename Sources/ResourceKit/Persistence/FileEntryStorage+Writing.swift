@@ -38,15 +38,16 @@ extension FileEntryStorage {
 
     /// The keys to remove so that the entries, with `adding` stored, fit ``maximumBytes``: the least recently
     /// used first, the batch's own (in order) last, and never the batch's last entry.
-    func evictions(in index: Index, adding: [(key: String, bytes: Int)]) -> Set<String> {
+    func evictions(in index: Index, adding: [(key: String, bytes: Int)], removing: Set<String> = []) -> Set<String> {
         var total = index.totalBytes
+        for key in removing { total -= index.entries[key]?.length ?? 0 }
         for (key, bytes) in adding { total += bytes - (index.entries[key]?.length ?? 0) }
         guard total > maximumBytes else { return [] }
         let batch = Set(adding.map(\.key))
         var victims: Set<String> = []
-        for (key, location) in index.entries.filter({ !batch.contains($0.key) }).sorted(by: {
-            $0.value.used < $1.value.used
-        }) {
+        for (key, location) in index.entries.filter({ !batch.contains($0.key) && !removing.contains($0.key) })
+            .sorted(by: { $0.value.used < $1.value.used })
+        {
             guard total > maximumBytes else { return victims }
             victims.insert(key)
             total -= location.length

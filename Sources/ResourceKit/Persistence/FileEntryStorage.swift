@@ -16,15 +16,17 @@ public import Foundation
 /// - **Log files:** the newest record of a key wins; a removal is a record too. Small log files are merged with
 ///   the next batch as it is written (a file is rewritten when the batches after it add up to half its size),
 ///   and all of them are rewritten into one when replaced and removed records take more bytes than the
-///   entries, so a directory holds a few files and at most about twice its entries' bytes.
+///   entries (and 64 KB), so a directory holds a few files and about twice its entries' bytes at most, besides
+///   the batch being written.
 /// - **Checked:** each record carries a checksum of its key and header and one of its value (FNV-1a 64). A
 ///   record that fails a check is dropped, counted in ``droppedCount`` and never returned: its entry is gone
 ///   (read again from the network), not replaced by an older record of its key. Only when a record's header
 ///   is damaged too, so that nothing says which key it held, can its key's older record, if one is still
 ///   kept, be what remains. Opening reads every record once (a few milliseconds for ten thousand entries)
 ///   and rewrites the files when it found damage, so the damage is gone from the next launch.
-/// - **Bounded:** past ``maximumBytes`` of entries, the least recently used ones (by last read or write) are
-///   removed.
+/// - **Bounded:** past ``maximumBytes`` of entries, the least recently used ones (by last read or write; after
+///   a reopening, by last write) are removed, in the same batch as the write that went past it; a batch larger
+///   than the bound keeps its last entry only.
 /// - **Shared directories:** several storages may open one directory (an app and its extension, or a test
 ///   reading what a store wrote). Their writes take turns under an advisory lock (`flock` on the directory's
 ///   `.lock` file), and a storage reads the files again on its next call once another wrote, which costs a
@@ -118,6 +120,7 @@ public final class FileEntryStorage: EntryStorage {
         try lock.exclusively { (handle, token) throws(NetworkError) in
             if token != loaded.index.token { loaded = try load() }
             for name in loaded.leftovers { unlink(prefix + name) }
+            try syncDirectory(directory.path)
             index.withLock { $0 = loaded.index }
             if loaded.damaged { try commit([], mergingAll: true) }
             try publish(after: token, handle)
@@ -160,10 +163,12 @@ public final class FileEntryStorage: EntryStorage {
             found.sort { $0.first != $1.first ? $0.first < $1.first : $0.last > $1.last }
             var newest: UInt64 = 0
             var files: [EntryLogFile] = []
+            var contained = 0
             for range in found {
                 let name = EntryLogFile.name(first: range.first, last: range.last)
                 guard range.last > newest else {
                     loaded.leftovers.append(name)
+                    contained += 1
                     continue
                 }
                 newest = range.last
@@ -173,7 +178,8 @@ public final class FileEntryStorage: EntryStorage {
                 }
                 files.append(file)
             }
-            guard files.count + loaded.leftovers.count >= found.count else { continue }
+            // A file gone between the listing and its opening: list again.
+            guard files.count + contained == found.count else { continue }
             for file in files { read(file, into: &loaded) }
             return loaded
         }
@@ -213,13 +219,20 @@ public final class FileEntryStorage: EntryStorage {
         try reload()
     }
 
-    /// Replaces the index with what the files hold, keeping the count of dropped records.
-    private func reload() throws(NetworkError) {
+    /// Replaces the index with what the files hold, keeping this storage's count of dropped records (damage
+    /// another storage found is not counted again). Holding the directory's lock (`cleaning`), it also removes
+    /// what a crash of another storage left: files a merge or a wipe had not removed yet must go before a
+    /// merge drops the records (a wipe's) that hide them.
+    private func reload(cleaning: Bool = false) throws(NetworkError) {
         let loaded = try load()
+        if cleaning, !loaded.leftovers.isEmpty {
+            for name in loaded.leftovers { unlink(prefix + name) }
+            try syncDirectory(directory.path)
+        }
         index.withLock { index in
             let dropped = index.dropped
             index = loaded.index
-            index.dropped += dropped
+            index.dropped = dropped
         }
     }
 
@@ -230,21 +243,56 @@ public final class FileEntryStorage: EntryStorage {
         defer { writing.unlock() }
         try reopenIfRemoved()
         try lock.exclusively { (handle, token) throws(NetworkError) in
-            if token != index.withLock({ $0.token }) { try reload() }
+            // Another storage may also have died after putting a file in place and before telling: its files
+            // are read (and what it left removed) before this write numbers its own.
+            if token != index.withLock({ $0.token }) || !knowsEveryFile() { try reload(cleaning: true) }
             try body()
             try publish(after: token, handle)
+        }
+    }
+
+    /// Whether the directory holds exactly the log files the index knows, and no temporary file.
+    private func knowsEveryFile() -> Bool {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return false }
+        let known = Set(index.withLock { $0.files.map(\.name) })
+        var logs = 0
+        for name in names {
+            if name.hasPrefix(".tmp-") { return false }
+            guard EntryLogFile.range(ofName: name) != nil else { continue }
+            guard known.contains(name) else { return false }
+            logs += 1
+        }
+        return logs == known.count
+    }
+
+    /// For tests of the package: writes a wipe's record and stops there, as a storage killed in the middle of
+    /// ``removeAll()`` would (the files before it stay, and no other storage is told).
+    package func wipeAndDieBeforeRemovingFiles() throws(NetworkError) {
+        writing.lock()
+        defer { writing.unlock() }
+        try lock.exclusively { (_, _) throws(NetworkError) in
+            let batch = index.withLock { index in
+                defer { index.nextBatch += 1 }
+                return index.nextBatch
+            }
+            let writer = try EntryLogWriter(directory: prefix)
+            writer.append(EntryCoding.record(.wipe, key: "") ?? [])
+            close(try writer.finish(as: EntryLogFile.name(first: batch, last: batch), in: prefix))
+            try syncDirectory(directory.path)
         }
     }
 
     private func publish(after token: EntryDirectoryLock.Token, _ handle: EntryDirectoryLock.Handle)
         throws(NetworkError)
     {
-        let next = EntryDirectoryLock.Token(inode: handle.inode, counter: token.counter + 1)
+        var next = token
+        next.counter = token.counter + 1
         try handle.publish(next.counter)
         index.withLock { $0.token = next }
     }
 
-    /// How many records failed their checks and were dropped since the storage was opened.
+    /// How many damaged records this storage dropped since it was opened (a run of records whose headers are
+    /// damaged counts once: nothing tells how many records it held).
     public var droppedCount: Int { index.withLock { $0.dropped } }
 
     /// The bytes the stored entries take: the size of their newest records, which ``maximumBytes`` bounds. The
@@ -290,7 +338,11 @@ public final class FileEntryStorage: EntryStorage {
     /// - Parameter entries: The entries; of several with one key, the last counts.
     /// - Throws: ``NetworkError/file(_:)``; the batch is then stored whole or not at all.
     public func store(_ entries: [PersistedEntry]) throws(NetworkError) {
-        guard !entries.isEmpty else { return }
+        try store(entries, removing: [], checked: ())
+    }
+
+    private func store(_ entries: [PersistedEntry], removing keys: [String], checked: Void) throws(NetworkError) {
+        guard !entries.isEmpty || !keys.isEmpty else { return }
         // One record per key, the last given; in the order of those last ones, so that the newest is last.
         var last: [String: Int] = [:]
         for (position, entry) in entries.enumerated() { last[entry.key] = position }
@@ -302,14 +354,27 @@ public final class FileEntryStorage: EntryStorage {
             batch.append((entry.key, record))
         }
         try write { () throws(NetworkError) in
-            let victims = index.withLock { index in
-                evictions(in: index, adding: batch.map { ($0.key, $0.record.count) })
+            let stored = Set(batch.map(\.key))
+            let removed = index.withLock { index in
+                Set(keys.filter { index.entries[$0] != nil && !stored.contains($0) })
             }
-            let keys = Set(batch.map(\.key))
-            var operations: [Operation] = victims.subtracting(keys).map { .remove($0) }
+            let victims = index.withLock { index in
+                evictions(in: index, adding: batch.map { ($0.key, $0.record.count) }, removing: removed)
+            }
+            var operations: [Operation] = removed.union(victims.subtracting(stored)).map { .remove($0) }
             for (key, record) in batch { operations.append(victims.contains(key) ? .remove(key) : .put(key, record)) }
+            guard !operations.isEmpty else { return }
             try commit(operations)
         }
+    }
+
+    /// Stores entries and removes the entries of `keys` in one atomic batch.
+    /// - Parameters:
+    ///   - entries: The entries to store; of several with one key, the last counts.
+    ///   - keys: The keys whose entries to remove; keys with none, or with an entry in `entries`, are ignored.
+    /// - Throws: ``NetworkError/file(_:)``; the batch is then stored whole or not at all.
+    public func store(_ entries: [PersistedEntry], removing keys: [String]) throws(NetworkError) {
+        try store(entries, removing: keys, checked: ())
     }
 
     /// Removes the entries of `keys` in one atomic batch; keys with none are ignored.
@@ -331,21 +396,31 @@ public final class FileEntryStorage: EntryStorage {
         defer { writing.unlock() }
         try reopenIfRemoved()
         try lock.exclusively { (handle, token) throws(NetworkError) in
-            if token != index.withLock({ $0.token }) { try reload() }
-            let (files, batch) = index.withLock { index in
+            let batch = index.withLock { index in
                 defer { index.nextBatch += 1 }
-                return (index.files, index.nextBatch)
+                return index.nextBatch
             }
-            if !files.isEmpty {
+            // Every log and temporary file, known or left by a crash of another storage.
+            let names: [String]
+            do {
+                names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+                    $0.hasPrefix(".tmp-") || EntryLogFile.range(ofName: $0) != nil
+                }
+            } catch {
+                throw .file("cannot read the directory \(directory.path): \(error.localizedDescription)")
+            }
+            let wipe = EntryLogFile.name(first: batch, last: batch)
+            if names.contains(where: { !$0.hasPrefix(".tmp-") }) {
                 // A wipe record first: a crash while the files are removed cannot bring back the ones left.
                 let writer = try EntryLogWriter(directory: prefix)
                 writer.append(EntryCoding.record(.wipe, key: "") ?? [])
-                let name = EntryLogFile.name(first: batch, last: batch)
-                close(try writer.finish(as: name, in: prefix))
+                close(try writer.finish(as: wipe, in: prefix))
                 try syncDirectory(directory.path)
-                for file in files { unlink(prefix + file.name) }
+                for name in names { unlink(prefix + name) }
                 try syncDirectory(directory.path)
-                unlink(prefix + name)
+                unlink(prefix + wipe)
+            } else {
+                for name in names { unlink(prefix + name) }
             }
             // The lock file goes too, so that a wiped directory is empty; storages holding it open see it wiped.
             lock.retire(handle)

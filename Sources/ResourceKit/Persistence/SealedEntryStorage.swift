@@ -71,6 +71,20 @@ public final class SealedEntryStorage: EntryStorage {
     /// - Throws: ``NetworkError/file(_:)`` when one could not be sealed (nothing is stored then), or what the
     ///   base storage throws.
     public func store(_ entries: [PersistedEntry]) throws(NetworkError) {
+        try base.store(try sealed(entries))
+    }
+
+    /// Seals and stores entries and removes others, in one batch where the base storage writes one.
+    /// - Parameters:
+    ///   - entries: The entries to store.
+    ///   - keys: The keys whose entries to remove.
+    /// - Throws: ``NetworkError/file(_:)`` when one could not be sealed (nothing is stored or removed then), or
+    ///   what the base storage throws.
+    public func store(_ entries: [PersistedEntry], removing keys: [String]) throws(NetworkError) {
+        try base.store(try sealed(entries), removing: keys)
+    }
+
+    private func sealed(_ entries: [PersistedEntry]) throws(NetworkError) -> [PersistedEntry] {
         var sealed = entries
         for index in sealed.indices {
             do {
@@ -79,7 +93,7 @@ public final class SealedEntryStorage: EntryStorage {
                 throw .file("could not seal the entry \(sealed[index].key): \(error)")
             }
         }
-        try base.store(sealed)
+        return sealed
     }
 
     /// Removes entries.

@@ -102,7 +102,7 @@ public final class StorePersistence: Sendable {
     let generation = Atomic<UInt64>(0)
 
     /// The number of wipes so far.
-    @usableFromInline var currentGeneration: UInt64 { generation.load(ordering: .acquiring) }
+    @usableFromInline package var currentGeneration: UInt64 { generation.load(ordering: .acquiring) }
 
     // MARK: For the store
 
@@ -120,8 +120,11 @@ public final class StorePersistence: Sendable {
 
     /// Forgets every queued change and removes every entry; resources made before persist nothing more.
     func wipe() async throws(NetworkError) {
-        generation.add(1, ordering: .acquiringAndReleasing)
-        queue.withLock { $0.pending = [:] }
+        // In one section with the batches the writer takes: a batch is of one generation.
+        queue.withLock { queue in
+            generation.add(1, ordering: .acquiringAndReleasing)
+            queue.pending = [:]
+        }
         await flush()
         try storage.removeAll()
     }
@@ -155,13 +158,14 @@ public final class StorePersistence: Sendable {
             while queue.withLock({ $0.waiters.isEmpty }), Date() < deadline { _ = wake.wait(until: deadline) }
             wake.unlock()
             // The callers of `flush()` waiting now are served by this batch: it holds everything they queued.
-            let (batch, served): ([String: Change], [CheckedContinuation<Void, Never>]) = queue.withLock { queue in
-                defer {
-                    queue.pending = [:]
-                    queue.waiters = []
+            let (batch, served, generation): ([String: Change], [CheckedContinuation<Void, Never>], UInt64) =
+                queue.withLock { queue in
+                    defer {
+                        queue.pending = [:]
+                        queue.waiters = []
+                    }
+                    return (queue.pending, queue.waiters, currentGeneration)
                 }
-                return (queue.pending, queue.waiters)
-            }
             if batch.isEmpty {
                 let waiters = queue.withLock { queue -> [CheckedContinuation<Void, Never>]? in
                     guard queue.pending.isEmpty else { return nil }
@@ -177,16 +181,18 @@ public final class StorePersistence: Sendable {
             let stores = batch.values.compactMap { $0?() }
             let removals = batch.compactMap { $0.value == nil ? $0.key : nil }
             do throws(NetworkError) {
-                try storage.store(stores)
-                try storage.removeEntries(for: removals)
+                // One batch: the values and the removals land together or not at all.
+                try storage.store(stores, removing: removals)
                 queue.withLock { $0.lastError = nil }
             } catch {
-                // Kept for the next batch unless a newer change of the key came meanwhile; then the writer
-                // stops until the next change, so that a full disk does not spin.
+                // Kept for the next batch unless a newer change of the key came meanwhile, or a wipe (a logout)
+                // came since the batch was taken; then the writer stops until the next change, so that a full
+                // disk does not spin.
+                let wiped = currentGeneration != generation
                 let waiters = queue.withLock { queue in
                     queue.lastError = error
                     queue.failedWrites += 1
-                    for (key, change) in batch where queue.pending[key] == nil { queue.pending[key] = change }
+                    for (key, change) in batch where queue.pending[key] == nil && !wiped { queue.pending[key] = change }
                     queue.isWriting = false
                     defer { queue.waiters = [] }
                     return queue.waiters

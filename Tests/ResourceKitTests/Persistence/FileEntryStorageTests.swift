@@ -51,6 +51,20 @@ import Testing
         #expect(try FileEntryStorage(directory: directory).entry(for: "k999")?.value == Data("value 999".utf8))
     }
 
+    @Test func storingAndRemovingIsOneBatch() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let storage = try FileEntryStorage(directory: directory)
+        try storage.store([entry("a", "1"), entry("b", "2"), entry("c", "3")])
+        let last = { (name: String) in UInt64(name.dropLast(4).split(separator: "-")[1], radix: 16) ?? 0 }
+        let before = logFiles.map(last).max() ?? 0
+        // A key both stored and removed is stored.
+        try storage.store([entry("d", "4"), entry("c", "33")], removing: ["a", "c", "never"])
+        #expect(logFiles.map(last).max() == before + 1)
+        let reopened = try FileEntryStorage(directory: directory)
+        #expect(try Set(reopened.allKeys()) == ["b", "c", "d"])
+        #expect(try reopened.entry(for: "c")?.value == Data("33".utf8))
+    }
+
     @Test func removingOneOrAll() throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let storage = try FileEntryStorage(directory: directory)
@@ -222,6 +236,42 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == [])
         try reader.store([entry("e", "5")])
         #expect(try writer.allKeys() == ["e"])
+    }
+
+    @Test func aWipeCutShortByACrashNeverBringsBackWhatItRemoved() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let dying = try FileEntryStorage(directory: directory)
+        try dying.store([entry("a", "1"), entry("b", "2")])
+        // Another storage, open before the crash, knows a and b and is told nothing.
+        let other = try FileEntryStorage(directory: directory)
+        #expect(try other.entry(for: "a") != nil)
+        try dying.wipeAndDieBeforeRemovingFiles()
+        // Its next write reads the wipe and removes what it hides before a merge drops the wipe's record.
+        try other.store([entry("c", "3")])
+        #expect(try Set(other.allKeys()) == ["c"])
+        let reopened = try FileEntryStorage(directory: directory)
+        #expect(try Set(reopened.allKeys()) == ["c"])
+        #expect(try reopened.entry(for: "a") == nil)
+        // And a storage opened after the crash finishes the wipe itself.
+        try dying.store([entry("d", "4")])
+        try dying.wipeAndDieBeforeRemovingFiles()
+        #expect(try FileEntryStorage(directory: directory).allKeys() == [])
+        try other.store([entry("e", "5")])
+        #expect(try FileEntryStorage(directory: directory).allKeys() == ["e"])
+    }
+
+    @Test func aStorageSeesAWipeAndTheWritesAfterItEvenWhenTheCountsMatchAgain() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let watcher = try FileEntryStorage(directory: directory)
+        try watcher.store([entry("a", "1")])
+        #expect(try watcher.allKeys() == ["a"])
+        // Wiped by another, then one write by a third: the lock file is new, and its count is what the watcher
+        // last saw (its inode may be the old one's too).
+        try FileEntryStorage(directory: directory).removeAll()
+        try FileEntryStorage(directory: directory).store([entry("b", "2")])
+        #expect(try watcher.allKeys() == ["b"])
+        #expect(try watcher.entry(for: "a") == nil)
+        #expect(try watcher.entry(for: "b")?.value == Data("2".utf8))
     }
 
     @Test func twoStoragesWritingAtOnceLoseNothing() async throws {

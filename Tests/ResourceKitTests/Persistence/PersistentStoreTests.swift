@@ -242,10 +242,23 @@ extension DiskPostSuites {
         func entry(for key: String) throws(NetworkError) -> PersistedEntry? { try inner.entry(for: key) }
         /// How many batches reached `inner`.
         let batches = Mutex(0)
+        /// When set, the next write (one only) waits for it, after opening `writeStarted`.
+        let holds = Mutex<DispatchSemaphore?>(nil)
+        let writeStarted = AsyncLatch()
 
         func store(_ entries: [PersistedEntry]) throws(NetworkError) {
+            try store(entries, removing: [])
+        }
+        func store(_ entries: [PersistedEntry], removing keys: [String]) throws(NetworkError) {
+            if let hold = holds.withLock({ hold in
+                defer { hold = nil }
+                return hold
+            }) {
+                writeStarted.open()
+                hold.wait()
+            }
             if failing.withLock({ $0 }) { throw .file("the disk is full") }
-            try inner.store(entries)
+            try inner.store(entries, removing: keys)
             batches.withLock { $0 += 1 }
         }
         func removeEntries(for keys: [String]) throws(NetworkError) { try inner.removeEntries(for: keys) }
@@ -312,6 +325,45 @@ extension DiskPostSuites {
             let kept = try JSONDecoder().decode(
                 DiskPost.self, from: try #require(try storage.inner.entry(for: key42)).value)
             #expect(kept.title == "edit \(changes)")
+        }
+
+        @Test func aBatchThatFailsWhileAWipeWaitsForItIsNotWrittenLater() async throws {
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let storage = try FlakyStorage(directory: directory)
+            let hold = DispatchSemaphore(value: 0)
+            storage.holds.withLock { $0 = hold }
+            let persistence = StorePersistence(storage: storage, writeDelay: .zero)
+            let store = ResourceStore(session: session(backend), persistence: persistence)
+            // The writer takes the logged-in user's value and holds it (the disk is slow, then full).
+            try await store.resource(RemoteDiskPost.self, id: "42").read("42")
+            try await storage.writeStarted.wait()
+            let wipe = Task { try await store.wipe() }
+            try await waitUntil("the wipe has begun") { persistence.currentGeneration == 1 }
+            hold.signal()
+            try await wipe.value
+            #expect(persistence.lastError?.code == .file)
+            // The disk has room again: nothing of the wiped user is left to write.
+            storage.failing.withLock { $0 = false }
+            await persistence.flush()
+            #expect(try storage.inner.entry(for: key42) == nil)
+            #expect(try storage.inner.allKeys() == [])
+        }
+
+        @Test func theWriterStoresAndRemovesInOneBatch() async throws {
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let storage = try FlakyStorage(directory: directory)
+            storage.failing.withLock { $0 = false }
+            let persistence = StorePersistence(storage: storage, writeDelay: .seconds(60))
+            let store = ResourceStore(session: session(backend), persistence: persistence)
+            do { try await store.resource(RemoteDiskPost.self, id: "42").read("42") }
+            await persistence.flush()
+            let live = store.resource(RemoteDiskPost.self, id: "43")
+            try await live.read("43")
+            store.apply(.deleted("42"), as: RemoteDiskPost.self)
+            let before = storage.batches.withLock { $0 }
+            await persistence.flush()
+            #expect(storage.batches.withLock { $0 } == before + 1)
+            #expect(try storage.inner.allKeys() == ["\(RemoteDiskPost.persistenceName)/43"])
         }
 
         @Test func afterAWipeOnlyResourcesMadeSincePersist() async throws {
