@@ -229,10 +229,10 @@ public final class FileEntryStorage: EntryStorage {
     /// - Parameter entries: The entries; of several with one key, the last counts.
     /// - Throws: ``NetworkError/file(_:)``; the batch is then stored whole or not at all.
     public func store(_ entries: [PersistedEntry]) throws(NetworkError) {
-        try store(entries, removing: [], checked: ())
+        try storeBatch(entries, removing: [])
     }
 
-    private func store(_ entries: [PersistedEntry], removing keys: [String], checked: Void) throws(NetworkError) {
+    private func storeBatch(_ entries: [PersistedEntry], removing keys: [String]) throws(NetworkError) {
         guard !entries.isEmpty || !keys.isEmpty else { return }
         // One record per key, the last given; in the order of those last ones, so that the newest is last.
         var last: [String: Int] = [:]
@@ -265,7 +265,7 @@ public final class FileEntryStorage: EntryStorage {
     ///   - keys: The keys whose entries to remove; keys with none, or with an entry in `entries`, are ignored.
     /// - Throws: ``NetworkError/file(_:)``; the batch is then stored whole or not at all.
     public func store(_ entries: [PersistedEntry], removing keys: [String]) throws(NetworkError) {
-        try store(entries, removing: keys, checked: ())
+        try storeBatch(entries, removing: keys)
     }
 
     /// Removes the entries of `keys` in one atomic batch; keys with none are ignored.
