@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 #if canImport(Glibc)
     import Glibc
@@ -239,11 +239,25 @@ final class BodyChannel: Sendable {
 
 /// An unlinked temporary file: the part of a body its reader has not caught up with, on disk instead of in
 /// memory. It is gone with its descriptor.
-final class SpillFile: Sendable {
-    private let descriptor: Int32
-    private let offsets = Locked<(read: Int, write: Int)>((0, 0))
+///
+/// Appends gather in memory up to ``writeSize`` and reach the file in one write: a writer that cannot wait
+/// (URLSession's delegate queue) then makes one system call per 256 KB instead of one per 16 KB chunk, and
+/// falls behind the socket less.
+package final class SpillFile: Sendable {
+    private struct Offsets {
+        var read = 0
+        var write = 0
+        /// Appended, not written yet: the bytes after `write`.
+        var pending = Data()
+    }
 
-    init?() {
+    /// How much gathers before it is written.
+    package static let writeSize = 256 * 1024
+
+    private let descriptor: Int32
+    private let offsets = Locked(Offsets())
+
+    package init?() {
         var template = Array((NSTemporaryDirectory() + "/resourcekit-body-XXXXXX").utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { buffer in
             buffer.baseAddress.map { mkstemp($0) } ?? -1
@@ -255,31 +269,48 @@ final class SpillFile: Sendable {
         self.descriptor = descriptor
     }
 
+    /// A spill file on an open descriptor, which it closes: what a test uses to make the disk refuse writes.
+    package init(descriptor: Int32) { self.descriptor = descriptor }
+
     deinit { close(descriptor) }
 
-    /// Writes the chunk after what was written; `false` when the disk refuses it.
-    func append(_ chunk: Data) -> Bool {
+    /// Adds the chunk after what was appended; `false` when the disk refuses what has gathered.
+    package func append(_ chunk: Data) -> Bool {
         offsets.withLock { offsets in
-            var written = 0
-            let ok = chunk.withUnsafeBytes { bytes -> Bool in
-                guard let base = bytes.baseAddress else { return bytes.isEmpty }
-                while written < bytes.count {
-                    let count = pwrite(
-                        descriptor, base + written, bytes.count - written, off_t(offsets.write + written))
-                    if count < 0, errno == EINTR { continue }
-                    guard count > 0 else { return false }
-                    written += count
-                }
-                return true
-            }
-            if ok { offsets.write += written }
-            return ok
+            if offsets.pending.isEmpty { offsets.pending.reserveCapacity(Self.writeSize + chunk.count) }
+            offsets.pending.append(chunk)
+            if offsets.pending.count < Self.writeSize || flush(&offsets) { return true }
+            // Refused: the chunk is not kept (the caller decides what becomes of it); what gathered before waits.
+            offsets.pending.removeLast(chunk.count)
+            return false
         }
     }
 
-    /// Reads the next `count` bytes written.
-    func read(upTo count: Int) -> Result<Data, NetworkError> {
+    /// Writes what has gathered; `false` when the disk refuses it.
+    private func flush(_ offsets: inout Offsets) -> Bool {
+        var written = 0
+        let ok = offsets.pending.withUnsafeBytes { bytes -> Bool in
+            guard let base = bytes.baseAddress else { return bytes.isEmpty }
+            while written < bytes.count {
+                let count = pwrite(descriptor, base + written, bytes.count - written, off_t(offsets.write + written))
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { return false }
+                written += count
+            }
+            return true
+        }
+        guard ok else { return false }
+        offsets.write += written
+        offsets.pending.removeAll(keepingCapacity: true)
+        return true
+    }
+
+    /// Reads the next `count` bytes appended.
+    package func read(upTo count: Int) -> Result<Data, NetworkError> {
         offsets.withLock { offsets in
+            if offsets.write - offsets.read < count, !offsets.pending.isEmpty, !flush(&offsets) {
+                return .failure(.file("could not keep a spilled response body: \(String(cString: strerror(errno)))"))
+            }
             var data = Data(count: count)
             var done = 0
             let failure: Int32? = data.withUnsafeMutableBytes { bytes in

@@ -75,7 +75,8 @@ public struct ResponseBody: AsyncSequence, Sendable, Equatable {
 
     /// A body for a writer that cannot wait: past `limit`, chunks go to an unlinked temporary file and are
     /// read back in order, so a slow reader costs disk instead of memory.
-    static func makeSpillingStream(bufferingLimit limit: Int = 1 << 20) -> (body: ResponseBody, writer: Writer) {
+    package static func makeSpillingStream(bufferingLimit limit: Int = 1 << 20) -> (body: ResponseBody, writer: Writer)
+    {
         let channel = BodyChannel(limit: Swift.max(1, limit), spills: true)
         return (ResponseBody(channel: channel), Writer(channel: channel))
     }
