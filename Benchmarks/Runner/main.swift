@@ -71,6 +71,16 @@ if option("--only") == "persistence" {
     exit(0)
 }
 
+if option("--only") == "observers" {
+    // Delivery to many `states` streams alone: fan-out, one change to 10,000 streams, pagination with observers.
+    let workloads = InProcessWorkloads(scale: smoke ? 0.02 : 1, rounds: rounds, warmup: warmup)
+    var report = try await workloads.fanOut()
+    report.merge(try await workloads.delivery())
+    report.merge(try await workloads.paginationWithObservers())
+    report.printTable()
+    exit(0)
+}
+
 if option("--only") == "store" {
     // The store's workloads alone, for profilers and quick comparisons.
     let report = try await InProcessWorkloads(scale: smoke ? 0.02 : 1, rounds: rounds, warmup: warmup).store()

@@ -179,7 +179,7 @@ extension ListMachine {
 extension MachineHost {
     func inspect(now: Duration, _ inspection: (Machine) -> MachineInspection) -> (ObjectSnapshot, MachineInspection) {
         let (state, observers, machine) = storage.withLock {
-            ($0.machine.state, $0.observers.count, inspection($0.machine))
+            ($0.machine.state, $0.feed?.readerCount ?? 0, inspection($0.machine))
         }
         let snapshot = ObjectSnapshot(
             label: cachedLabel, state: Self.diagnosticState(state).summary, observers: observers,

@@ -87,7 +87,7 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
 
     /// A new stream of list states: first the current one, then every change in order
     /// (``StateBuffering/everyChange``).
-    public var states: AsyncStream<ListState<Item>> { makeStateStream(buffering: .everyChange) }
+    @inlinable public var states: AsyncStream<ListState<Item>> { makeStateStream(buffering: .everyChange) }
 
     /// A new stream of list states with the given buffering.
     ///
@@ -95,7 +95,7 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
     /// not read, each with its own copy of the items; a screen should use ``StateBuffering/latest``.
     /// - Parameter buffering: Whether an unread stream keeps every change or only the newest state.
     /// - Returns: The stream.
-    public func states(buffering: StateBuffering) -> AsyncStream<ListState<Item>> {
+    @inlinable public func states(buffering: StateBuffering) -> AsyncStream<ListState<Item>> {
         makeStateStream(buffering: buffering)
     }
 

@@ -4,27 +4,11 @@ public import Observation
 // for its own types (unspecialized, it spends its time in generic metadata lookups): this makes them part
 // of the module's API surface, and a change to them a change clients compile against.
 
-/// A machine, the streams that observe its state, and the deliveries not yet made to them.
+/// A machine, and the feed its `states` streams read.
 @usableFromInline struct HostStorage<Machine: OperationMachine> {
-    @usableFromInline typealias Observer = AsyncStream<Machine.State>.Continuation
-
     @usableFromInline var machine: Machine
-    @usableFromInline var observers: [UInt64: Observer] = [:]
-    @usableFromInline var nextObserverID: UInt64 = 0
-    /// A state waiting to be yielded, with the observers registered when it was made.
-    @usableFromInline struct Delivery {
-        @usableFromInline var observers: [UInt64: Observer]
-        @usableFromInline var state: Machine.State
-
-        @inlinable init(observers: [UInt64: Observer], state: Machine.State) {
-            self.observers = observers
-            self.state = state
-        }
-    }
-
-    /// States waiting to be yielded, oldest first.
-    @usableFromInline var pending: [Delivery] = []
-    @usableFromInline var isDelivering = false
+    /// Made by the first `states` stream: an object nobody streams publishes nothing.
+    @usableFromInline var feed: StateFeed<Machine.State>?
     /// The state as the last diagnostic event described it, and the machine's version then: the next
     /// state change's `before`, so that a transition that changes nothing describes nothing.
     /// A struct, not a tuple: a tuple in generic storage has its metadata looked up at run time.
@@ -53,8 +37,9 @@ public struct StateBuffering: Sendable, Hashable, CustomStringConvertible {
 /// An object whose state machine lives behind a ``Locked`` storage: ``Resource`` and ``ListResource``.
 ///
 /// Every event is one transition in one critical section. Its effects (answering callers, cancelling and
-/// starting work) run after the lock; changed states go to a pending queue that whoever finds no delivery
-/// under way drains outside the lock, so observers get every change in order while `state` stays readable.
+/// starting work) run after the lock; a changed state is published to the object's ``StateFeed`` in that
+/// critical section, so streams read every change in order, and the streams that waited are woken after it,
+/// so `state` stays readable.
 @usableFromInline protocol MachineHost: AnyObject, Sendable, Observable {
     associatedtype Machine: OperationMachine
     var storage: Locked<HostStorage<Machine>> { get }
@@ -85,7 +70,8 @@ extension MachineHost {
 
     /// Applies one event to the machine; then tells Observation and delivers the change, outside the lock.
     @inlinable func transition<R>(_ event: (inout Machine) -> R) -> R {
-        let (result, changed, mustDeliver, news) = storage.withLock { storage in
+        let (result, changed, woken, news) = storage.withLock {
+            storage -> (R, Bool, [StateReader<Machine.State>], Machine.News?) in
             let version = storage.machine.version
             let isListened = diagnosticsFeed.isActive
             if isListened, storage.described?.version != version {
@@ -93,21 +79,17 @@ extension MachineHost {
             }
             let result = event(&storage.machine)
             let news = storage.machine.takeNews()
-            guard storage.machine.version != version else { return (result, false, false, news) }
+            guard storage.machine.version != version else { return (result, false, [], news) }
             // Emitted under the lock, so events follow the object's transitions in order.
             if isListened, let before = storage.described?.state {
                 let after = emitStateChange(from: before, to: storage.machine.state, subject: diagnosticSubject)
                 storage.described = DescribedState(version: storage.machine.version, state: after)
             }
-            if !storage.observers.isEmpty {
-                storage.pending.append(.init(observers: storage.observers, state: storage.machine.state))
-            }
-            guard !storage.isDelivering, !storage.pending.isEmpty else { return (result, true, false, news) }
-            storage.isDelivering = true
-            return (result, true, true, news)
+            guard let feed = storage.feed else { return (result, true, [], news) }
+            return (result, true, feed.publish(storage.machine.state), news)
         }
         if changed { registrar.withMutation(of: self, keyPath: stateKeyPath) {} }
-        if mustDeliver { deliverPending() }
+        if let feed = woken.first?.feed { feed.wake(woken) }
         // The store hears of it after this object's own observers, and before the caller goes on.
         if let news { forward(news) }
         return result
@@ -150,21 +132,6 @@ extension MachineHost {
 
     /// The label, as events and snapshots show it.
     @inlinable var cachedLabel: String { diagnosticSubject.object ?? diagnosticLabel }
-
-    @inlinable func deliverPending() {
-        while true {
-            let batch = storage.withLock { storage in
-                let batch = storage.pending
-                storage.pending = []
-                if batch.isEmpty { storage.isDelivering = false }
-                return batch
-            }
-            if batch.isEmpty { return }
-            for delivery in batch {
-                for observer in delivery.observers.values { observer.yield(delivery.state) }
-            }
-        }
-    }
 
     /// Asks for an operation and waits for its answer.
     ///
@@ -224,38 +191,28 @@ extension MachineHost {
 
     /// A new stream that yields the current state, then every change; it unregisters when its consumer is
     /// cancelled or stops.
-    func makeStateStream(buffering: StateBuffering) -> AsyncStream<Machine.State> {
-        let policy: AsyncStream<Machine.State>.Continuation.BufferingPolicy =
-            buffering.keepsOnlyNewest ? .bufferingNewest(1) : .unbounded
-        let (stream, continuation) = AsyncStream.makeStream(of: Machine.State.self, bufferingPolicy: policy)
-        let id = storage.withLock { storage in
-            storage.nextObserverID &+= 1
-            storage.observers[storage.nextObserverID] = continuation
-            // Yielded under the lock: any later change is queued after this one, so the order holds.
-            continuation.yield(storage.machine.state)
-            return storage.nextObserverID
+    @inlinable func makeStateStream(buffering: StateBuffering) -> AsyncStream<Machine.State> {
+        let reader = storage.withLock { storage in
+            let feed = storage.feed ?? StateFeed()
+            storage.feed = feed
+            // Under the object's lock: the stream starts at the current state, and every later change follows it.
+            return feed.register(startingAt: storage.machine.state, everyChange: !buffering.keepsOnlyNewest)
         }
-        continuation.onTermination = { [weak self] _ in
-            self?.storage.withLock { _ = $0.observers.removeValue(forKey: id) }
-        }
-        return stream
+        // Cancelling the consumer unregisters the reader at once; dropping the stream frees it, which does too.
+        return AsyncStream(unfolding: { await reader.next() }, onCancel: { reader.cancel() })
     }
 
     /// The machine's whole state, for a test that needs to say why it is stuck.
     var describedMachine: String { storage.withLock { String(describing: $0.machine) } }
 
     /// How many streams are registered.
-    var registeredObserverCount: Int { storage.withLock { $0.observers.count } }
+    var registeredObserverCount: Int { storage.withLock { $0.feed }?.readerCount ?? 0 }
 
     /// How many callers wait for operations in flight.
     @usableFromInline var machineWaitingCallerCount: Int { storage.withLock { $0.machine.waitingCallerCount } }
 
     /// Finishes every stream; called from `deinit`.
     func finishObservers() {
-        let observers = storage.withLock { storage in
-            defer { storage.observers.removeAll() }
-            return Array(storage.observers.values)
-        }
-        for observer in observers { observer.finish() }
+        storage.withLock { $0.feed }?.finish()
     }
 }

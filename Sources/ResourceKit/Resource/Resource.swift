@@ -84,12 +84,12 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
     /// that iterates a stream unregisters it; streams finish when the resource is deallocated. The stream
     /// buffers every change its consumer has not read yet (``StateBuffering/everyChange``); a screen that only
     /// draws the newest state can use ``states(buffering:)`` with ``StateBuffering/latest``.
-    public var states: AsyncStream<ResourceState<Value>> { makeStateStream(buffering: .everyChange) }
+    @inlinable public var states: AsyncStream<ResourceState<Value>> { makeStateStream(buffering: .everyChange) }
 
     /// A new stream of states with the given buffering: first the current state, then the changes.
     /// - Parameter buffering: Whether an unread stream keeps every change or only the newest state.
     /// - Returns: The stream.
-    public func states(buffering: StateBuffering) -> AsyncStream<ResourceState<Value>> {
+    @inlinable public func states(buffering: StateBuffering) -> AsyncStream<ResourceState<Value>> {
         makeStateStream(buffering: buffering)
     }
 
