@@ -192,11 +192,20 @@ extension MachineHost {
     /// A new stream that yields the current state, then every change; it unregisters when its consumer is
     /// cancelled or stops.
     @inlinable func makeStateStream(buffering: StateBuffering) -> AsyncStream<Machine.State> {
+        let everyChange = !buffering.keepsOnlyNewest
+        // `.latest` reads the object's own state when it changed, so the feed never holds one for it.
+        var current: StateReader<Machine.State>.Current?
+        if !everyChange {
+            current = { [weak self] (read: (Machine.State) -> StateReader<Machine.State>.Step) in
+                guard let self else { return nil }
+                return storage.withLock { storage in read(storage.machine.state) }
+            }
+        }
         let reader = storage.withLock { storage in
             let feed = storage.feed ?? StateFeed()
             storage.feed = feed
             // Under the object's lock: the stream starts at the current state, and every later change follows it.
-            return feed.register(startingAt: storage.machine.state, everyChange: !buffering.keepsOnlyNewest)
+            return feed.register(startingAt: storage.machine.state, everyChange: everyChange, current: current)
         }
         // Cancelling the consumer unregisters the reader at once; dropping the stream frees it, which does too.
         return AsyncStream(unfolding: { await reader.next() }, onCancel: { reader.cancel() })
@@ -213,6 +222,7 @@ extension MachineHost {
 
     /// Finishes every stream; called from `deinit`.
     func finishObservers() {
-        storage.withLock { $0.feed }?.finish()
+        let (feed, state) = storage.withLock { ($0.feed, $0.machine.state) }
+        feed?.finish(at: state)
     }
 }

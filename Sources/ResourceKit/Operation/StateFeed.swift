@@ -4,17 +4,15 @@
 /// A change is published once, under the object's lock: it becomes the feed's newest state and, while a
 /// `.everyChange` stream is registered, a node at the end of the log. Each `.everyChange` stream holds the node it
 /// read last and walks the log at its own pace; a node lets go of its state once every stream has read it, and is
-/// freed once none holds it. A `.latest` stream holds no node: it reads the newest state when the feed's version
-/// moved. A stream with nothing to read parks its continuation in the feed; a change hands each parked stream its
+/// freed once none holds it. A `.latest` stream holds no node and no state: when the feed's version moved, it reads
+/// the object's own state, under the object's lock, so an object changing its state in place never copies it for
+/// an unread stream. A stream with nothing to read parks its continuation in the feed; a change hands each parked stream its
 /// next state under one lock and resumes them after it, so delivering to many streams costs a resumption each,
 /// and reading a state costs its stream one lock.
 @usableFromInline final class StateFeed<State: Sendable>: Sendable {
     @usableFromInline struct Contents {
-        /// The newest state, while a `.latest` stream has not read it: no stream holds an old value, and an object
-        /// changing its state in place does not copy it for the feed.
-        @usableFromInline var state: State?
-        /// How many `.latest` streams have not read `state`.
-        @usableFromInline var stateUnread = 0
+        /// The object's last state, once it is gone: what a `.latest` stream that had not read it reads then.
+        @usableFromInline var finalState: State?
         /// Moves with every change published while a stream is registered.
         @usableFromInline var version: UInt64 = 0
         /// The newest node of the log; kept only while a `.everyChange` stream is registered.
@@ -37,14 +35,15 @@
 
     /// Registers a stream that starts at `state`, the object's current state; called under the object's lock,
     /// so no change comes between the two.
-    @usableFromInline func register(startingAt state: State, everyChange: Bool) -> StateReader<State> {
+    @usableFromInline func register(
+        startingAt state: State, everyChange: Bool, current: StateReader<State>.Current?
+    ) -> StateReader<State> {
         contents.withLock { contents in
             contents.readers += 1
             guard everyChange else {
-                // `.latest` reads the feed's state when its version moved: one behind, it reads this one first.
-                contents.state = state
-                contents.stateUnread += 1
-                return StateReader(feed: self, first: nil, anchor: nil, version: contents.version &- 1)
+                // `.latest` reads the object's state when the version moved: one behind, it reads it first.
+                return StateReader(
+                    feed: self, first: nil, anchor: nil, version: contents.version &- 1, current: current)
             }
             // The anchor's state is never read: the stream starts with `first`.
             if contents.tail == nil { contents.tail = StateLogNode(nil, unread: 0) }
@@ -59,9 +58,6 @@
         contents.withLock { contents in
             guard contents.readers > 0 else { return [] }
             contents.version &+= 1
-            let latestReaders = contents.readers - contents.logReaders
-            contents.stateUnread = latestReaders
-            contents.state = latestReaders > 0 ? state : nil
             if let tail = contents.tail {
                 let node = StateLogNode(state, unread: contents.logReaders)
                 tail.next = node
@@ -75,24 +71,28 @@
         }
     }
 
-    /// Wakes the streams ``publish(_:)`` returned, each with its next state, taken for it under the feed's lock (a
-    /// stream a cancellation woke already is skipped); resumes them after it.
+    /// Wakes the streams ``publish(_:)`` returned: an `.everyChange` stream with its next state, taken for it under
+    /// the feed's lock, a `.latest` one to read the object's state itself (a stream a cancellation woke already is
+    /// skipped); resumes them after the lock.
     @usableFromInline func wake(_ waiting: [StateReader<State>]) {
         var waiting = waiting
-        var resumptions: [(UnsafeContinuation<State?, Never>, State?)] = []
+        var resumptions: [(UnsafeContinuation<StateReader<State>.Step, Never>, StateReader<State>.Step)] = []
         resumptions.reserveCapacity(waiting.count)
         contents.withLock { contents in
             for reader in waiting {
                 guard let continuation = reader.continuation.take() else { continue }
                 reader.index = -1
-                switch reader.take(&contents) {
-                case .state(let state): resumptions.append((continuation, state))
-                case .end: resumptions.append((continuation, nil))
+                guard reader.readsLog else {
+                    resumptions.append((continuation, .wait))
+                    continue
+                }
+                switch reader.take(&contents, current: nil) {
                 case .wait: reader.park(continuation, in: &contents)
+                case let step: resumptions.append((continuation, step))
                 }
             }
         }
-        for (continuation, state) in resumptions { continuation.resume(returning: state) }
+        for (continuation, step) in resumptions { continuation.resume(returning: step) }
         // Emptied outside the lock: a stream cancelled meanwhile may be freed here, and it unregisters under it.
         waiting.removeAll(keepingCapacity: true)
         contents.withLock { contents in
@@ -100,10 +100,11 @@
         }
     }
 
-    /// The object is gone: parked streams wake to read what is left, then end.
-    func finish() {
+    /// The object is gone, its last state `state`: parked streams wake to read what is left, then end.
+    func finish(at state: State) {
         let waiting = contents.withLock { contents -> [StateReader<State>] in
             contents.isFinished = true
+            if contents.readers > contents.logReaders { contents.finalState = state }
             defer { contents.waiters = [] }
             return contents.waiters
         }
@@ -120,12 +121,6 @@
 }
 
 extension StateFeed.Contents {
-    /// A `.latest` stream read `state`.
-    @inlinable mutating func readLatest() {
-        stateUnread -= 1
-        if stateUnread <= 0 { state = nil }
-    }
-
     /// A stream was cancelled or is gone, once: the states it had not read no longer wait for it.
     @usableFromInline mutating func unregister(_ reader: StateReader<State>) {
         guard !reader.isUnregistered else { return }
@@ -140,8 +135,6 @@ extension StateFeed.Contents {
             }
             reader.node = nil
             if logReaders == 0 { tail = nil }
-        } else if reader.version != version {
-            readLatest()
         }
         reader.first = nil
     }
@@ -191,14 +184,22 @@ extension StateFeed.Contents {
     /// `.latest`: the feed's version when the stream last read.
     @usableFromInline var version: UInt64
     /// The parked `next()`.
-    @usableFromInline var continuation: UnsafeContinuation<State?, Never>?
+    @usableFromInline var continuation: UnsafeContinuation<Step, Never>?
+    /// `.latest`: runs a read of the feed with the object's state, under the object's lock; `nil` once the object
+    /// is gone.
+    @usableFromInline let current: Current?
     /// Where the parked `next()` sits in the feed's waiters, while it is there.
     @usableFromInline var index = -1
     /// Cancelled: the stream ends, and no longer counts as registered.
     @usableFromInline var isUnregistered = false
 
-    @usableFromInline init(feed: StateFeed<State>, first: State?, anchor: StateLogNode<State>?, version: UInt64) {
+    @usableFromInline typealias Current = @Sendable ((State) -> Step) -> Step?
+
+    @usableFromInline init(
+        feed: StateFeed<State>, first: State?, anchor: StateLogNode<State>?, version: UInt64, current: Current? = nil
+    ) {
         self.feed = feed
+        self.current = current
         self.readsLog = anchor != nil
         self.first = first
         self.node = anchor
@@ -207,7 +208,7 @@ extension StateFeed.Contents {
 
     deinit { feed.unregister(self) }
 
-    @usableFromInline enum Step {
+    @usableFromInline enum Step: Sendable {
         case state(State)
         case end
         case wait
@@ -216,23 +217,35 @@ extension StateFeed.Contents {
     /// The next state: at once if one waits, else when the next change is published; `nil` once the stream was
     /// cancelled, or its object is gone and every change was read.
     @inlinable func next() async -> State? {
-        await withUnsafeContinuation { (continuation: UnsafeContinuation<State?, Never>) in
-            let step = feed.contents.withLock { contents in
-                let step = take(&contents)
-                if case .wait = step { park(continuation, in: &contents) }
-                return step
+        while true {
+            let step = await withUnsafeContinuation { (continuation: UnsafeContinuation<Step, Never>) in
+                let step = read { contents, current in
+                    let step = take(&contents, current: current)
+                    if case .wait = step { park(continuation, in: &contents) }
+                    return step
+                }
+                if case .wait = step { return }
+                continuation.resume(returning: step)
             }
             switch step {
-            case .state(let state): continuation.resume(returning: state)
-            case .end: continuation.resume(returning: nil)
-            case .wait: break
+            case .state(let state): return state
+            case .end: return nil
+            // A `.latest` stream woken to read the object's state.
+            case .wait: continue
             }
         }
     }
 
+    /// Runs `body` under the feed's lock; for a `.latest` stream whose object lives, with the object's state, under
+    /// the object's lock too (taken first, as a change takes them).
+    @inlinable func read(_ body: (inout StateFeed<State>.Contents, State?) -> Step) -> Step {
+        if let current, let step = current({ state in feed.contents.withLock { body(&$0, state) } }) { return step }
+        return feed.contents.withLock { body(&$0, nil) }
+    }
+
     /// The consumer's task was cancelled: the stream ends and unregisters, a parked `next()` at once.
     @inlinable func cancel() {
-        let parked = feed.contents.withLock { contents -> UnsafeContinuation<State?, Never>? in
+        let parked = feed.contents.withLock { contents -> UnsafeContinuation<Step, Never>? in
             contents.unregister(self)
             guard let parked = continuation.take() else { return nil }
             // Still among the waiters (not yet taken by a change): out of them, in O(1).
@@ -246,20 +259,20 @@ extension StateFeed.Contents {
             index = -1
             return parked
         }
-        parked?.resume(returning: nil)
+        parked?.resume(returning: .end)
     }
 
     /// Parks `continuation` until the next change; under the feed's lock.
-    @inlinable func park(
-        _ continuation: UnsafeContinuation<State?, Never>, in contents: inout StateFeed<State>.Contents
-    ) {
+    @inlinable func park(_ continuation: UnsafeContinuation<Step, Never>, in contents: inout StateFeed<State>.Contents)
+    {
         self.continuation = continuation
         index = contents.waiters.count
         contents.waiters.append(self)
     }
 
-    /// The next state, if one waits; under the feed's lock.
-    @inlinable func take(_ contents: inout StateFeed<State>.Contents) -> Step {
+    /// The next state, if one waits; under the feed's lock, with the object's state for a `.latest` stream whose
+    /// object lives.
+    @inlinable func take(_ contents: inout StateFeed<State>.Contents, current: State?) -> Step {
         if isUnregistered { return .end }
         if let first {
             self.first = nil
@@ -271,9 +284,8 @@ extension StateFeed.Contents {
                 next.read()
                 return .state(state)
             }
-        } else if version != contents.version, let state = contents.state {
+        } else if version != contents.version, let state = current ?? contents.finalState {
             version = contents.version
-            contents.readLatest()
             return .state(state)
         }
         return contents.isFinished ? .end : .wait
