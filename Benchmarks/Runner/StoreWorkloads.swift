@@ -34,6 +34,16 @@ struct RowServer: HTTPTransport {
 }
 
 extension InProcessWorkloads {
+    /// For profilers: the `store resource read` row (or, `bare`, the `bare Resource.read` row) alone.
+    static func profileStoreReads(_ count: Int, bare: Bool) async throws {
+        let session = NetworkSession(baseURL: "http://bench.local", transport: try RowServer())
+        // Kept alive while reading: a store's resources hold it weakly.
+        let store = ResourceStore(session: session)
+        let resource = bare ? Resource<RemoteRowByID>(session: session) : store.resource(RemoteRowByID.self, id: 1)
+        for _ in 0..<count { _ = try await resource.read(1) }
+        withExtendedLifetime(store) {}
+    }
+
     /// What identity costs on the read path, and what one update costs when 1,000 lists show its item.
     func store() async throws -> Report {
         var report = Report()

@@ -64,6 +64,13 @@ if let count = option("--profile-persistent-read").flatMap(Int.init) {
     exit(0)
 }
 
+if let count = option("--profile-store-read").flatMap(Int.init) {
+    // For profilers: `count` reads of a store's resource on an instant transport; with `--bare`, of a resource
+    // outside any store, on the same transport.
+    try await InProcessWorkloads.profileStoreReads(count, bare: arguments.contains("--bare"))
+    exit(0)
+}
+
 if option("--only") == "persistence" {
     // The persistent store alone: a cold start from disk, updates written, a read's cost.
     let report = try await PersistenceWorkloads(scale: smoke ? 0.02 : 1, rounds: rounds, warmup: warmup).run()

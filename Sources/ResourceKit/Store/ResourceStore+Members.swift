@@ -31,7 +31,7 @@ struct OutboxLink: Sendable {
     /// The same link for item `id` of a list.
     func item(_ id: some Hashable & Sendable) -> OutboxLink {
         var link = self
-        link.item?.id = AnyHashable(id)
+        link.item = link.item.map { StoreKey(type: $0.type, id: AnyHashable(id)) }
         return link
     }
 

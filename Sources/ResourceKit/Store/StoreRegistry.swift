@@ -2,8 +2,26 @@
 ///
 /// `AnyHashable` is not `Sendable`, but every id put in one is: item ids and list requests are `Sendable`.
 struct StoreKey: Hashable, @unchecked Sendable {
-    var type: ObjectIdentifier
-    var id: AnyHashable
+    let type: ObjectIdentifier
+    let id: AnyHashable
+    /// Hashed once, when the key is made: a resource asks the registry about its key on every answer, and hashing
+    /// an `AnyHashable` goes through its box each time.
+    private let hash: Int
+
+    init(type: ObjectIdentifier, id: AnyHashable) {
+        self.type = type
+        self.id = id
+        var hasher = Hasher()
+        hasher.combine(type)
+        hasher.combine(id)
+        hash = hasher.finalize()
+    }
+
+    static func == (lhs: StoreKey, rhs: StoreKey) -> Bool {
+        lhs.hash == rhs.hash && lhs.type == rhs.type && lhs.id == rhs.id
+    }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
 }
 
 /// What the store remembers of a resource nobody holds any more: its value and how fresh it was.
@@ -84,8 +102,8 @@ struct StoreRegistry {
     /// of its type, or a remembered value.
     func reachesAnyone(_ item: StoreKey, besides origin: ObjectIdentifier) -> Bool {
         if listsByItem[item.type] != nil { return true }
-        // Counted and searched in place: copying a holder out copies its weak reference.
-        if let count = resourcesByItem[item]?.count, count > 1 || resourcesByItem[item]?.index(forKey: origin) == nil {
+        // One lookup: the holders' table comes out by reference, and is counted and searched in place.
+        if let holders = resourcesByItem[item], holders.count > 1 || holders.index(forKey: origin) == nil {
             return true
         }
         return cache.contains(item)
