@@ -14,6 +14,8 @@ final class HeldServer: HTTPTransport {
     private struct State {
         var version = 0
         var held: [(answer: HTTPResponse, continuation: CheckedContinuation<HTTPResponse, Never>)] = []
+        /// How many requests have arrived.
+        var arrived = 0
     }
 
     private let state = Locked(State())
@@ -39,6 +41,7 @@ final class HeldServer: HTTPTransport {
                     answer = feedPage([storePosts[0], Self.post(version: state.version), storePosts[2]])
                 }
                 state.held.append((answer, continuation))
+                state.arrived += 1
             }
         }
     }
@@ -54,9 +57,29 @@ final class HeldServer: HTTPTransport {
                 done.withLock { $0 += 1 }
             }
         }
-        try await waitUntil("every call ends (\(schedule))", timeout: .seconds(30)) {
-            if heldCount > 0 { release(Int.random(in: 0..<1_000, using: &random)) }
-            return done.withLock { $0 } == tasks.count && heldCount == 0
+        // A schedule is stuck when nothing moves for 60 s: no call ends and no request arrives. Not a deadline
+        // from the start: under the thread sanitizer, with every suite running at once on two cores, the tasks of
+        // a schedule can wait half a minute for a thread before their first request.
+        var progress = (ended: 0, arrived: 0)
+        var lastMove = ContinuousClock.now
+        var checks = 0
+        while true {
+            let ended = done.withLock { $0 }
+            let held = heldCount
+            if ended == tasks.count && held == 0 { return }
+            let arrived = state.withLock { $0.arrived }
+            if (ended, arrived) != progress {
+                progress = (ended, arrived)
+                lastMove = .now
+            } else if ContinuousClock.now - lastMove > .seconds(60) {
+                throw WaitTimeout(
+                    description:
+                        "no call ended and no request arrived for 60 s (\(schedule)); \(ended) of \(tasks.count) calls ended, \(held) held"
+                )
+            }
+            if held > 0 { release(Int.random(in: 0..<1_000, using: &random)) }
+            checks += 1
+            if checks < 1_000 { await Task.yield() } else { try await Task.sleep(for: .milliseconds(1)) }
         }
     }
 
@@ -107,7 +130,11 @@ final class HeldServer: HTTPTransport {
             }
         }
         let context = "steps \(steps)"
-        try await server.answerAll(until: tasks, using: &random, context)
+        do {
+            try await server.answerAll(until: tasks, using: &random, context)
+        } catch {
+            throw WaitTimeout(description: "\(error); the store: \(store.snapshot())")
+        }
         let holders = [detail.state.value, preview.state.value] + feeds.map { $0.items.first { $0.id == "42" } }
         try check(Set(holders.compactMap { $0?.title }).count <= 1, "the holders disagree: \(holders), \(context)")
         try check(!detail.state.isLoading && !preview.state.isLoading, "a resource is loading, \(context)")
@@ -170,7 +197,11 @@ final class HeldServer: HTTPTransport {
             }
         }
         let context = "steps \(steps)"
-        try await server.answerAll(until: tasks, using: &random, context)
+        do {
+            try await server.answerAll(until: tasks, using: &random, context)
+        } catch {
+            throw WaitTimeout(description: "\(error); the store: \(store.snapshot())")
+        }
         let shown = [detail.state.value, preview.state.value] + feeds.map { $0.items.first { $0.id == "42" } }
         let titles = shown.map { $0?.title ?? "nothing" }
         try check(titles.allSatisfy { $0.hasPrefix("v") }, "an optimistic value was left: \(titles), \(context)")
