@@ -43,10 +43,7 @@ import Testing
         var position: Int
     }
 
-    // 40 schedules in a plain run; every schedule when `RESOURCEKIT_SCHEDULES` asks for more.
-    @Test(
-        arguments: ScheduleSettings.seeds.prefix(
-            ProcessInfo.processInfo.environment["RESOURCEKIT_SCHEDULES"] == nil ? 40 : .max))
+    @Test(arguments: ScheduleSettings.seeds(inAPlainRun: 40))
     func streamsReadWhatTheReferenceSaysWhateverTheSchedule(seed: UInt64) async throws {
         var random = SeededGenerator(state: seed)
         let subject = Subject()
@@ -101,10 +98,8 @@ import Testing
     /// `.everyChange` consumer reads the reference from the start, a `.latest` one a rising part of it ending at the
     /// last state (each state once, none older than one before it); a cancelled one a prefix of that; and each
     /// stream leaves `observerCount` as its consumer ends.
-    // 20 schedules in a plain run (each runs 40 tasks); every schedule when `RESOURCEKIT_SCHEDULES` asks for more.
-    @Test(
-        arguments: ScheduleSettings.seeds.prefix(
-            ProcessInfo.processInfo.environment["RESOURCEKIT_SCHEDULES"] == nil ? 20 : .max))
+    // Each schedule runs 40 tasks.
+    @Test(arguments: ScheduleSettings.seeds(inAPlainRun: 20))
     func consumersInTheirOwnTasksReadTheReferenceAndCancelledOnesLeave(seed: UInt64) async throws {
         var random = SeededGenerator(state: seed)
         let subject = Subject()
@@ -149,5 +144,14 @@ import Testing
             }
         }
         try await waitUntil("every consumer has ended") { resource.observerCount == 0 }
+    }
+}
+
+extension ScheduleSettings {
+    /// `count` of the seeds in a plain run; every one when `RESOURCEKIT_SCHEDULES` or `RESOURCEKIT_SEED` asks.
+    static func seeds(inAPlainRun count: Int) -> [UInt64] {
+        let environment = ProcessInfo.processInfo.environment
+        let asked = environment["RESOURCEKIT_SCHEDULES"] != nil || environment["RESOURCEKIT_SEED"] != nil
+        return Array(seeds.prefix(asked ? .max : count))
     }
 }
