@@ -63,7 +63,7 @@ struct HTTPWorkloads: Sendable {
 
     /// How `profileReads` reads.
     enum ProfiledPath {
-        case raw, rawDataTask, transport, send, read, newResource
+        case raw, rawDataTask, rawDataTaskWithDelegate, transport, send, sendInTask, read, newResource
     }
 
     /// `requests` sequential reads of one post: through a `Resource` (one, or a new one each), through
@@ -81,12 +81,14 @@ struct HTTPWorkloads: Sendable {
             switch path {
             case .raw:
                 _ = try decoder.decode(BenchPost.self, from: try await urlSession.data(for: URLRequest(url: url)).0)
-            case .rawDataTask: try await rawDataTask(url)
+            case .rawDataTask: try await rawDataTask(url, delegate: nil)
+            case .rawDataTaskWithDelegate: try await rawDataTask(url, delegate: RedirectRefusal())
             case .transport:
                 var request = URLRequest(url: url)
                 request.setValue("application/json", forHTTPHeaderField: "Accept")
                 _ = try decoder.decode(BenchPost.self, from: try await transport.send(request).body)
             case .send: _ = try await session.send(endpoint, as: BenchPost.self)
+            case .sendInTask: try await sendInTask(endpoint)
             case .read: _ = try await resources[0].read(id)
             case .newResource: _ = try await Resource<RemoteBenchPost>(session: session).read(id)
             }
@@ -164,58 +166,94 @@ struct HTTPWorkloads: Sendable {
         return report
     }
 
-    /// Where a sequential request's cost goes: each layer of ResourceKit against the raw baseline.
+    /// Where a sequential request's cost goes: each layer of ResourceKit against the raw baseline, in request
+    /// rate and in client CPU. `raw dataTask + delegate` is the least any library pays that keeps redirects and
+    /// authentication challenges for itself on Linux: `data(for:delegate:)` does not give its delegate those
+    /// callbacks there, and cancelling it can deadlock (swift-corelibs-foundation #5412), so
+    /// `URLSessionTransport` runs a data task with a task delegate, whose completion comes through the
+    /// session's delegate queue.
     private func decomposition(url: URL, id: String) async throws -> Report {
         var report = Report()
         let transport = URLSessionTransport(session: urlSession)
         let endpoint = Endpoint(.get, "posts/records").appending(id: id)
-        let unused = CPUCounter()
         let name = "layers, sequential (\(requests) req)"
+        let layers: [(String, @Sendable () async throws -> Void)] = [
+            ("raw data(for:)", { try await raw(url) }),
+            ("raw dataTask", { try await rawDataTask(url, delegate: nil) }),
+            ("raw dataTask + delegate", { try await rawDataTask(url, delegate: RedirectRefusal()) }),
+            (
+                "URLSessionTransport",
+                {
+                    var request = URLRequest(url: url)
+                    request.setValue("application/json", forHTTPHeaderField: "Accept")
+                    let response = try await transport.send(request)
+                    _ = try JSONDecoder().decode(BenchPost.self, from: response.body)
+                }
+            ),
+            ("NetworkSession.send", { _ = try await session.send(endpoint, as: BenchPost.self) }),
+            // `send` from a task of its own that resumes the caller, as a resource's read runs: what the hop costs.
+            ("send in a task", { try await sendInTask(endpoint) }),
+            ("Resource.read", { try await kit(id: id) }),
+        ]
+        let counters = layers.map { _ in CPUCounter() }
         let results = try await interleaved(
             workload: name, unit: "req/s", rounds: rounds, warmup: warmup,
-            [
-                ("raw data(for:)", { try await rate(1, cpu: unused) { _ in try await raw(url) } }),
-                ("raw dataTask", { try await rate(1, cpu: unused) { _ in try await rawDataTask(url) } }),
-                (
-                    "URLSessionTransport",
-                    {
-                        try await rate(1, cpu: unused) { _ in
-                            var request = URLRequest(url: url)
-                            request.setValue("application/json", forHTTPHeaderField: "Accept")
-                            let response = try await transport.send(request)
-                            _ = try JSONDecoder().decode(BenchPost.self, from: response.body)
-                        }
-                    }
-                ),
-                (
-                    "NetworkSession.send",
-                    {
-                        try await rate(1, cpu: unused) { _ in _ = try await session.send(endpoint, as: BenchPost.self) }
-                    }
-                ),
-                ("Resource.read", { try await rate(1, cpu: unused) { _ in try await kit(id: id) } }),
-            ])
+            zip(layers, counters).map { layer, cpu in
+                (layer.0, { try await rate(1, cpu: cpu) { _ in try await layer.1() } })
+            })
         results.forEach { report.add($0) }
-        for layer in results.dropFirst() {
+        let cpu = zip(layers, counters).map { layer, counter in
+            Measurement(
+                workload: "layers, sequential CPU", variant: layer.0, unit: "µs/req",
+                samples: Array(counter.samples.dropFirst(warmup)))
+        }
+        cpu.forEach { report.add($0) }
+        for (layer, layerCPU) in zip(results, cpu).dropFirst() {
             report.compare(
                 "layers: \(layer.variant)", layer, over: results[0], meaning: "request rate / raw data(for:)")
+            report.compare(
+                "layers CPU: \(layer.variant)", layerCPU, over: cpu[0], meaning: "CPU per request / raw data(for:)")
         }
+        // What ResourceKit adds to the least a library with its semantics pays: the data task with a delegate.
+        report.compare(
+            "layers: Resource.read over dataTask + delegate", results[6], over: results[2],
+            meaning: "request rate / raw dataTask + delegate")
+        report.compare(
+            "layers CPU: Resource.read over dataTask + delegate", cpu[6], over: cpu[2],
+            meaning: "CPU per request / raw dataTask + delegate")
         return report
     }
 
-    private func rawDataTask(_ url: URL) async throws {
+    private func rawDataTask(_ url: URL, delegate: RedirectRefusal?) async throws {
         var request = URLRequest(url: url)
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         let data: Data = try await withCheckedThrowingContinuation { continuation in
-            urlSession.dataTask(with: request) { data, _, error in
+            let task = urlSession.dataTask(with: request) { data, _, error in
                 if let error {
                     continuation.resume(throwing: error)
                 } else {
                     continuation.resume(returning: data ?? Data())
                 }
-            }.resume()
+            }
+            task.delegate = delegate
+            task.resume()
         }
         _ = try JSONDecoder().decode(BenchPost.self, from: data)
+    }
+
+    /// `send` in a task started at once, whose result resumes the caller: the shape of a resource's read.
+    private func sendInTask(_ endpoint: Endpoint) async throws {
+        let session = session
+        let result: Result<BenchPost, NetworkError> = await withCheckedContinuation { continuation in
+            Task.immediate {
+                do throws(NetworkError) {
+                    continuation.resume(returning: .success(try await session.send(endpoint, as: BenchPost.self)))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        _ = try result.get()
     }
 
     /// Requests per second for `requests` requests spread over `concurrency` workers.
@@ -267,6 +305,19 @@ struct HTTPWorkloads: Sendable {
             if decoded.items.isEmpty || page >= decoded.totalPages { return count }
             page += 1
         }
+    }
+}
+
+/// A task delegate that hands redirects back, as `URLSessionTransport`'s does.
+final class RedirectRefusal: NSObject, URLSessionTaskDelegate, Sendable {
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
     }
 }
 

@@ -1,6 +1,7 @@
-// swift run -c release Benchmarks [--base-url URL] [--json PATH] [--rounds N] [--smoke] [--only store|diagnostics|transfers|live|persistence]
+// swift run -c release Benchmarks [--base-url URL] [--json PATH] [--rounds N] [--smoke] [--only http|store|observers|diagnostics|transfers|live|persistence]
 //   profiling: --profile-read N, --profile-send N (instant transport),
-//              --profile-http N [--raw | --raw-task | --transport | --send | --new-resource] (needs --base-url)
+//              --profile-http N [--raw | --raw-task | --raw-task-delegate | --transport | --send | --new-resource]
+//              (needs --base-url); --only http runs the HTTP workloads alone
 //
 // HTTP workloads (ResourceKit vs raw URLSession + JSONDecoder) run when a PocketBase URL is given
 // (--base-url, or POCKETBASE_URL as Scripts/pocketbase sets it); the in-process workloads always run.
@@ -88,6 +89,15 @@ if option("--only") == "observers" {
     exit(0)
 }
 
+if option("--only") == "http" {
+    // The HTTP workloads alone: GET+decode, the layers of a request, lists.
+    guard let baseURL else { throw BenchmarkError("--only http needs --base-url or POCKETBASE_URL") }
+    let report = try await HTTPWorkloads(baseURL: baseURL, requests: smoke ? 64 : 2000, rounds: rounds, warmup: warmup)
+        .run()
+    report.printTable()
+    exit(0)
+}
+
 if option("--only") == "store" {
     // The store's workloads alone, for profilers and quick comparisons.
     let report = try await InProcessWorkloads(scale: smoke ? 0.02 : 1, rounds: rounds, warmup: warmup).store()
@@ -96,7 +106,8 @@ if option("--only") == "store" {
 }
 
 let profiledPaths: [(String, HTTPWorkloads.ProfiledPath)] = [
-    ("--raw", .raw), ("--raw-task", .rawDataTask), ("--transport", .transport), ("--send", .send),
+    ("--raw", .raw), ("--raw-task", .rawDataTask), ("--raw-task-delegate", .rawDataTaskWithDelegate),
+    ("--transport", .transport), ("--send", .send), ("--send-in-task", .sendInTask),
     ("--new-resource", .newResource),
 ]
 let profiledPath = profiledPaths.first { arguments.contains($0.0) }?.1 ?? .read
