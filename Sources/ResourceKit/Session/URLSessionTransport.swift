@@ -18,6 +18,11 @@ public import Foundation
 /// `URLSession` reports it as `badServerResponse`), so a ``RetryPolicy`` retries it for idempotent requests
 /// and nowhere else.
 ///
+/// It runs data tasks with a task delegate rather than `data(for:delegate:)`: on Linux that delegate is never
+/// asked about redirects, and cancelling `data(for:)` can deadlock in swift-corelibs-foundation releases up to
+/// 6.3.3 (swift-corelibs-foundation #5412). A data task's completion comes through the session's delegate
+/// queue, which costs a thread wake-up a request that `data(for:)` does not pay (README, Performance).
+///
 /// Cancelling the calling task cancels the `URLSessionTask`. ``NetworkSession`` enforces each call's
 /// time limit itself; `URLSession`'s own timeouts (whole seconds on Linux, measuring inactivity) still end a
 /// request that outlives them. A timeout that is not positive, not finite, or above 10⁹ seconds, in the
