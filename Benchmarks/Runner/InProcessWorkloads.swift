@@ -58,6 +58,7 @@ struct InProcessWorkloads: Sendable {
         report.merge(try await fanOut())
         report.merge(try await delivery())
         report.merge(try await pagination())
+        report.merge(try await listPages())
         report.merge(try await paginationWithObservers())
         report.merge(try await backendThroughput())
         report.merge(try await store())

@@ -1,5 +1,5 @@
-// swift run -c release Benchmarks [--base-url URL] [--json PATH] [--rounds N] [--smoke] [--only http|store|observers|diagnostics|transfers|live|persistence]
-//   profiling: --profile-read N, --profile-send N (instant transport),
+// swift run -c release Benchmarks [--base-url URL] [--json PATH] [--rounds N] [--smoke] [--only http|lists|store|observers|diagnostics|transfers|live|persistence]
+//   profiling: --profile-read N, --profile-send N, --profile-list N [--pages] (instant transport),
 //              --profile-http N [--raw | --raw-task | --raw-task-delegate | --transport | --send | --new-resource]
 //              (needs --base-url); --only http runs the HTTP workloads alone
 //
@@ -119,6 +119,20 @@ if let count = option("--profile-http").flatMap(Int.init), let baseURL {
     // so that profiles compare the client's CPU.
     try await HTTPWorkloads(baseURL: baseURL, requests: count, rounds: 1, warmup: 0)
         .profileReads(profiledPath)
+    exit(0)
+}
+
+if let count = option("--profile-list").flatMap(Int.init) {
+    // For profilers: `count` lists of 20 pages of 50 on an instant transport, through ListResource.loadAll, or
+    // session.pages(of:) with --pages.
+    try await InProcessWorkloads.profileLists(count, pages: arguments.contains("--pages"))
+    exit(0)
+}
+
+if option("--only") == "lists" {
+    // A list page against the same page sent, on an instant transport.
+    let report = try await InProcessWorkloads(scale: smoke ? 0.02 : 1, rounds: rounds, warmup: warmup).listPages()
+    report.printTable()
     exit(0)
 }
 
