@@ -1,7 +1,7 @@
 extension ListResource {
     // `@usableFromInline`: it meets `MachineHost`'s requirement (see ListResource.swift).
     @usableFromInline typealias Machine = ListMachine<Item, Remote.Pagination.PageKey>
-    typealias Outcome = Machine.Outcome
+    @usableFromInline typealias Outcome = Machine.Outcome
 
     /// Loads the first page and replaces the list with it when it arrives.
     ///
@@ -9,6 +9,7 @@ extension ListResource {
     /// load was sent: then it sends its own, so the answer includes the change.
     /// - Returns: The items.
     /// - Throws: ``NetworkError``; the list keeps its items and shows the failure.
+    @inlinable
     @discardableResult
     public func loadFirstPage() async throws(NetworkError) -> [Item] {
         let work = try pageWork()
@@ -35,6 +36,7 @@ extension ListResource {
     ///   ``NetworkError/superseded`` when a refresh replaced the list before this page arrived.
     ///   ``NetworkError/invalidResponse(_:)`` when the server's next page is one already loaded (a cycle);
     ///   the list then ends.
+    @inlinable
     @discardableResult
     public func loadNextPage() async throws(NetworkError) -> [Item] {
         let work = try pageWork()
@@ -49,6 +51,7 @@ extension ListResource {
     /// - Parameter maxPages: The most pages the list may hold afterwards; at least 1.
     /// - Returns: The items.
     /// - Throws: ``NetworkError/invalidRequest(_:)`` when `maxPages` is below 1, or a page's error.
+    @inlinable
     @discardableResult
     public func loadAll(maxPages: Int = .max) async throws(NetworkError) -> [Item] {
         guard maxPages >= 1 else { throw .invalidRequest("loadAll(maxPages:) needs at least 1 page, not \(maxPages)") }
@@ -60,7 +63,7 @@ extension ListResource {
         return items
     }
 
-    private func pageWork() throws(NetworkError) -> OperationWork<Outcome, Machine.Context> {
+    @usableFromInline func pageWork() throws(NetworkError) -> OperationWork<Outcome, Machine.Context> {
         let endpoint = try Remote.listEndpoint(for: request)
         let session = session
         let pagination = Remote.pagination

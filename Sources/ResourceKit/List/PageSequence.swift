@@ -17,9 +17,10 @@ extension Page: Equatable where Item: Equatable {}
 /// The result of fetching one page, before it is merged anywhere.
 // `@usableFromInline`: a case of `ListOutcome`, which `MachineHost`'s inlinable core names; API surface.
 @usableFromInline struct FetchedPage<Item: Sendable, Key: Sendable>: Sendable {
-    var items: [Item]
-    var nextKey: Key?
-    var context: PageContext
+    // `@usableFromInline`: a list's page path is inlinable (ListResource+Operations.swift); part of the API surface.
+    @usableFromInline var items: [Item]
+    @usableFromInline var nextKey: Key?
+    @usableFromInline var context: PageContext
 }
 
 extension NetworkSession {

@@ -1,6 +1,6 @@
 /// How answers change a list: replacing it, appending a page, applying a mutation.
 extension ListMachine {
-    mutating func replaceList(
+    @inlinable mutating func replaceList(
         with page: FetchedPage<Item, PageKey>, key: PageKey, sentAt: UInt64, into effects: inout Effects
     ) {
         state = ListState()
@@ -32,7 +32,9 @@ extension ListMachine {
     }
 
     /// Appends a page; returns the error that ends a pagination cycle.
-    mutating func appendPage(_ page: FetchedPage<Item, PageKey>, key: PageKey, sentAt: UInt64) -> NetworkError? {
+    @inlinable mutating func appendPage(_ page: FetchedPage<Item, PageKey>, key: PageKey, sentAt: UInt64)
+        -> NetworkError?
+    {
         // Appending must not copy every loaded item: drop the other references first, so the array is
         // uniquely held and grows in place. Without this, N pages cost O(N²).
         state = ListState()
@@ -59,7 +61,7 @@ extension ListMachine {
     }
 
     /// Applies a completed mutation; returns whether the list changed.
-    mutating func apply(_ outcome: Outcome) -> Bool {
+    @inlinable mutating func apply(_ outcome: Outcome) -> Bool {
         let id: Item.ID
         let change: Change
         switch outcome {
@@ -103,25 +105,30 @@ extension ListMachine {
 
     /// Merges a page: an item already listed is replaced in place (it moved between pages); a completed
     /// mutation newer than the page wins over the page's copy.
-    mutating func merge(_ newItems: [Item], into items: inout [Item], sentAt: UInt64) {
+    @inlinable mutating func merge(_ newItems: [Item], into items: inout [Item], sentAt: UInt64) {
         // Grown once per page instead of step by step as the page fills; by half, so a list of many pages still
         // grows geometrically, with a quarter of spare room on average instead of a half.
         let needed = items.count + newItems.count
         index.reserve(needed, in: items)
         if items.capacity < needed { items.reserveCapacity(max(needed, items.capacity + items.capacity / 2)) }
+        // This runs for every item of every page, unspecialized: no lookup in an empty table of changes, and
+        // one hash of the id for finding it and indexing it.
+        let hasChanges = !changes.isEmpty
         for var item in newItems {
             if isShared { tellPageItem(item, sentAt: sentAt) }
-            if let entry = changes[item.id], entry.rank > sentAt {
+            if hasChanges, let entry = changes[item.id], entry.rank > sentAt {
                 switch entry.change {
                 case .removed: continue
                 case .inserted(let newer), .replaced(let newer): item = newer
                 }
             }
-            if let position = index.position(of: item.id, in: items) {
+            let id = item.id
+            let hash = id.hashValue
+            if let position = index.position(of: id, hash: hash, in: items) {
                 items[position] = item
             } else {
                 items.append(item)
-                index.insert(item.id, at: items.count - 1, in: items)
+                index.insert(hash: hash, at: items.count - 1, in: items)
             }
         }
     }

@@ -20,8 +20,14 @@
 
     /// The position of `id` in `items`, the array the index was built for.
     @inlinable func position<Item: Identifiable>(of id: ID, in items: [Item]) -> Int? where Item.ID == ID {
+        position(of: id, hash: id.hashValue, in: items)
+    }
+
+    /// The position of `id`, whose `hashValue` is `hash`, in `items`: a caller that may insert the id next
+    /// hashes it once.
+    @inlinable func position<Item: Identifiable>(of id: ID, hash: Int, in items: [Item]) -> Int?
+    where Item.ID == ID {
         guard count > 0 else { return nil }
-        let hash = id.hashValue
         let tag = Self.tag(of: hash)
         var slot = self.slot(of: hash)
         while true {
@@ -40,8 +46,14 @@
     /// their ids).
     @inlinable mutating func insert<Item: Identifiable>(_ id: ID, at position: Int, in items: [Item])
     where Item.ID == ID {
+        insert(hash: id.hashValue, at: position, in: items)
+    }
+
+    /// Indexes the id whose `hashValue` is `hash`, not indexed yet, at `position`.
+    @inlinable mutating func insert<Item: Identifiable>(hash: Int, at position: Int, in items: [Item])
+    where Item.ID == ID {
         reserve(count + 1, in: items)
-        place(id.hashValue, position)
+        place(hash, position)
         count += 1
     }
 

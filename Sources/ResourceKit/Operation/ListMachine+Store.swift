@@ -9,7 +9,7 @@ extension ListMachine {
     }
 
     /// A page brought `item`: the store hears of it at the page's rank.
-    mutating func tellPageItem(_ item: Item, sentAt: UInt64) {
+    @inlinable mutating func tellPageItem(_ item: Item, sentAt: UInt64) {
         let newer = changes[item.id].map { max($0.rank, sentAt) } ?? sentAt
         itemRanks[item.id] = newer
         news.append(.fact(item.id, .value(item), rank: sentAt))

@@ -57,14 +57,14 @@ where Item.ID: Sendable {
     @usableFromInline var settledRank: UInt64 = 0
     @usableFromInline var shown: (first: Bool, next: Bool) = (false, false)
     /// Changes whenever a first page replaces the list.
-    var epoch: UInt64 = 0
-    var nextKey: PageKey?
+    @usableFromInline var epoch: UInt64 = 0
+    @usableFromInline var nextKey: PageKey?
     /// The keys loaded into this list, to stop a pagination cycle.
-    var loadedKeys: [PageKey] = []
+    @usableFromInline var loadedKeys: [PageKey] = []
     @usableFromInline var index = ItemIndex<Item.ID>()
     @usableFromInline var changes: [Item.ID: (rank: UInt64, change: Change)] = [:]
     @usableFromInline var book = OperationBook<Outcome, Context, Kind>()
-    private var joinableFirst: OperationID?
+    @usableFromInline var joinableFirst: OperationID?
     @usableFromInline var nextPage: OperationID?
     /// Whether the list is in a store: it then tells the store what it learns, and ranks each item.
     @usableFromInline let isShared: Bool
@@ -93,7 +93,7 @@ where Item.ID: Sendable {
 
     // MARK: Asking
 
-    mutating func askFirstPage(
+    @inlinable mutating func askFirstPage(
         _ call: CallID, _ waiter: OperationWaiter<Outcome>, key: PageKey,
         work: @escaping OperationWork<Outcome, Context>
     ) -> Effects {
@@ -107,7 +107,7 @@ where Item.ID: Sendable {
         return effects
     }
 
-    mutating func askNextPage(
+    @inlinable mutating func askNextPage(
         _ call: CallID, _ waiter: OperationWaiter<Outcome>, firstPageKey: PageKey,
         work: @escaping OperationWork<Outcome, Context>
     ) -> Effects {
@@ -185,7 +185,7 @@ where Item.ID: Sendable {
         return effects
     }
 
-    @usableFromInline mutating func finish(_ id: OperationID, with result: Result<Outcome, NetworkError>) -> Effects {
+    @inlinable mutating func finish(_ id: OperationID, with result: Result<Outcome, NetworkError>) -> Effects {
         var effects = Effects.none
         guard var operation = book.finish(id, into: &effects) else { return effects }
         if joinableFirst == id { joinableFirst = nil }
@@ -237,7 +237,7 @@ where Item.ID: Sendable {
 
     // MARK: Applying answers
 
-    private var isFirstPageWanted: Bool {
+    @inlinable var isFirstPageWanted: Bool {
         book.operations.values.contains { if case .first = $0.kind { !$0.callers.isEmpty } else { false } }
     }
 
