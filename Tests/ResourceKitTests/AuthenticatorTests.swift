@@ -139,19 +139,21 @@ func acceptingOnly(_ accepted: @escaping @Sendable () -> String) -> ScriptedTran
             timeLimit: .seconds(2),
             clock: clock)
         let timed = Task { try await session.send(endpoint) }
-        try await waitUntil("the refresh starts", timeout: .seconds(30)) { store.refreshes == 1 }
-        try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.seconds(2)] }
+        // The waits only stop a hang: under the thread sanitizer every suite shares two threads for 60-75 s,
+        // and the task started here can wait for one most of that time.
+        try await waitUntil("the refresh starts", timeout: .seconds(120)) { store.refreshes == 1 }
+        try await clock.waitForSleepers(timeout: .seconds(120)) { $0 == [.seconds(2)] }
         clock.advance(by: .seconds(2))
         await #expect(throws: NetworkError.timeout) { try await timed.value }
 
         let cancelled = Task { try await session.send(endpoint) }
-        try await waitUntil("the second request is rejected", timeout: .seconds(30)) { transport.requestCount == 2 }
+        try await waitUntil("the second request is rejected", timeout: .seconds(120)) { transport.requestCount == 2 }
         cancelled.cancel()
         await #expect(throws: NetworkError.cancelled) { try await cancelled.value }
 
         // The refresh itself ran on: once it ends, a new request uses its token without refreshing again.
         gate.open()
-        try await waitUntil("the new token is stored", timeout: .seconds(30)) { store.token == "new" }
+        try await waitUntil("the new token is stored", timeout: .seconds(120)) { store.token == "new" }
         _ = try await session.send(endpoint, as: Post.self)
         #expect(store.refreshes == 1)
     }

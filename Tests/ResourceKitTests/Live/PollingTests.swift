@@ -156,9 +156,11 @@ import Testing
         let (signals, signal) = AsyncStream.makeStream(of: Void.self)
         let revalidating = Task { await store.revalidateObserved(whenever: signals) }
         signal.yield()
-        try await waitUntil("first", timeout: .seconds(30)) { backend.requestLog.count == 1 }
+        // The waits only stop a hang: under the thread sanitizer every suite shares two threads for 60-75 s,
+        // and the task started here can wait for one most of that time.
+        try await waitUntil("first", timeout: .seconds(120)) { backend.requestLog.count == 1 }
         signal.yield()
-        try await waitUntil("second", timeout: .seconds(30)) { backend.requestLog.count == 2 }
+        try await waitUntil("second", timeout: .seconds(120)) { backend.requestLog.count == 2 }
         signal.finish()
         await revalidating.value
         #expect(backend.requestLog.count == 2)
