@@ -32,7 +32,9 @@ private func answer(_ post: RevisedPost) -> HTTPResponse {
     HTTPResponse(statusCode: 200, body: try! JSONEncoder().encode(post))
 }
 
-@Suite(.timeLimit(.minutes(1))) struct LiveChangeTests {
+// Three minutes: under the thread sanitizer every suite shares two threads, the unit suite runs 60-85 s, and
+// the seeded schedules below reached the 1-minute limit in a clean-clone CI run. The limit only stops a hang.
+@Suite(.timeLimit(.minutes(3))) struct LiveChangeTests {
     @Test func anUpdateShowsInEveryHolderWithNoRequest() async throws {
         let (store, backend) = try makeStore()
         let post = store.resource(RemotePost.self, id: "42")
