@@ -208,6 +208,14 @@ struct HTTPWorkloads: Sendable {
                 samples: Array(counter.samples.dropFirst(warmup)))
         }
         cpu.forEach { report.add($0) }
+        // `data(for:)` calls its completion on the session's own queue; a data task's completion handler runs
+        // on the delegate queue, one more thread to wake per request.
+        for (layer, counter) in zip(layers, counters) {
+            report.add(
+                Measurement(
+                    workload: "layers, sequential thread waits", variant: layer.0, unit: "per req",
+                    samples: Array(counter.switches.dropFirst(warmup))))
+        }
         for (layer, layerCPU) in zip(results, cpu).dropFirst() {
             report.compare(
                 "layers: \(layer.variant)", layer, over: results[0], meaning: "request rate / raw data(for:)")
@@ -262,6 +270,7 @@ struct HTTPWorkloads: Sendable {
     ) async throws -> Double {
         let perWorker = requests / concurrency
         let cpuStart = cpuSeconds()
+        let switchesStart = voluntaryContextSwitches()
         let elapsed = try await seconds {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for worker in 0..<concurrency {
@@ -270,7 +279,9 @@ struct HTTPWorkloads: Sendable {
                 try await group.waitForAll()
             }
         }
-        cpu.record((cpuSeconds() - cpuStart) / Double(perWorker * concurrency) * 1e6)
+        cpu.record(
+            (cpuSeconds() - cpuStart) / Double(perWorker * concurrency) * 1e6,
+            switches: (voluntaryContextSwitches() - switchesStart) / Double(perWorker * concurrency))
         return Double(perWorker * concurrency) / elapsed
     }
 
@@ -321,10 +332,17 @@ final class RedirectRefusal: NSObject, URLSessionTaskDelegate, Sendable {
     }
 }
 
+/// Client CPU per request, and thread hand-offs (voluntary context switches) per request, of each round.
 final class CPUCounter: Sendable {
-    private let storage = Locked<[Double]>([])
-    func record(_ value: Double) { storage.withLock { $0.append(value) } }
-    var samples: [Double] { storage.withLock { $0 } }
+    private let storage = Locked<(cpu: [Double], switches: [Double])>(([], []))
+    func record(_ value: Double, switches: Double) {
+        storage.withLock {
+            $0.cpu.append(value)
+            $0.switches.append(switches)
+        }
+    }
+    var samples: [Double] { storage.withLock { $0.cpu } }
+    var switches: [Double] { storage.withLock { $0.switches } }
 }
 
 struct BenchmarkError: Error, CustomStringConvertible {

@@ -158,6 +158,19 @@ func cpuSeconds() -> Double {
     return value(usage.ru_utime) + value(usage.ru_stime)
 }
 
+/// How many times this process's threads have waited for something (a lock, a wake-up, I/O) so far: the
+/// voluntary context switches of `getrusage`. Per request, it counts the hand-offs between threads a request
+/// takes.
+func voluntaryContextSwitches() -> Double {
+    var usage = rusage()
+    #if canImport(Glibc)
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    #else
+        getrusage(RUSAGE_SELF, &usage)
+    #endif
+    return Double(usage.ru_nvcsw)
+}
+
 /// The resident set size now, in bytes (Linux: /proc/self/statm; elsewhere nil).
 func residentBytes() -> Double? {
     guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }

@@ -138,7 +138,7 @@ struct InProcessWorkloads: Sendable {
         var report = Report()
         let readers = Int(1000 * scale)
         let body = try JSONEncoder().encode(Row(id: 1, n: 1))
-        let callCounter = CPUCounter()
+        let callCounts = Locked<[Double]>([])
         let results = try await interleaved(
             workload: "coalescing: \(readers) concurrent reads", unit: "ms", rounds: rounds, warmup: warmup,
             [
@@ -165,12 +165,12 @@ struct InProcessWorkloads: Sendable {
                                 try await group.waitForAll()
                             }
                         }
-                        callCounter.record(Double(stub.requestCount))
+                        callCounts.withLock { $0.append(Double(stub.requestCount)) }
                         return elapsed * 1000
                     }
                 ),
             ])
-        let calls = callCounter.samples
+        let calls = callCounts.withLock { $0 }
         results.forEach { report.add($0) }
         report.add(
             Measurement(
