@@ -104,21 +104,37 @@ extension InProcessWorkloads {
         let pageCount = max(20, Int(1000 * scale))
         let window = pageCount / 10
         let server = PageServer(pageCount: pageCount, pageSize: 100)
+        let payload = Double(pageCount * 100 * MemoryLayout<Row>.stride)
         for variant in ["states consumer", "unread .latest stream"] {
             var ratios: [Double] = []
             var peaks: [Double] = []
+            // Where the consumer's peak comes from: the heap over the items loaded so far, in the second half of
+            // the pages, by how many pages the consumer had still to read when the page was loaded (0, 1, 2 or
+            // more).
+            var peaksByLag: [[Double]] = [[], [], []]
             for round in 0..<(rounds + warmup) {
                 let baseline = heapBytes() ?? 0
                 var highest = baseline
+                var highestByLag: [Double?] = [nil, nil, nil]
                 let list = ListResource<RemoteRows>(
                     session: NetworkSession(baseURL: "http://bench.local", transport: server), request: ())
                 let stream = variant == "states consumer" ? list.states : list.states(buffering: .latest)
+                let pagesRead = Locked(0)
                 let consumer: Task<Void, Never>? =
-                    variant == "states consumer" ? Task { for await _ in stream {} } : nil
+                    variant == "states consumer"
+                    ? Task { for await state in stream { pagesRead.withLock { $0 = state.pagination.pagesLoaded } } }
+                    : nil
                 var times: [Double] = []
-                for _ in 0..<pageCount {
+                for page in 1...pageCount {
                     times.append(try await seconds { try await list.loadNextPage() })
-                    if let now = heapBytes() { highest = max(highest, now) }
+                    // Asked before the heap is: the consumer may read on meanwhile, and so let go of older states,
+                    // but no newer state comes, so it is at most this far behind when the heap is read.
+                    let lag = page - pagesRead.withLock { $0 }
+                    guard let now = heapBytes() else { continue }
+                    highest = max(highest, now)
+                    guard consumer != nil, page > pageCount / 2 else { continue }
+                    let ratio = (now - baseline) / Double(page * 100 * MemoryLayout<Row>.stride)
+                    highestByLag[min(lag, 2)] = max(highestByLag[min(lag, 2)] ?? ratio, ratio)
                 }
                 consumer?.cancel()
                 await consumer?.value
@@ -129,7 +145,10 @@ extension InProcessWorkloads {
                     let first = times.prefix(window).reduce(0, +)
                     let last = times.suffix(window).reduce(0, +)
                     ratios.append(last / first)
-                    peaks.append((highest - baseline) / Double(pageCount * 100 * MemoryLayout<Row>.stride))
+                    peaks.append((highest - baseline) / payload)
+                    for (lag, highest) in highestByLag.enumerated() {
+                        if let highest { peaksByLag[lag].append(highest) }
+                    }
                 }
                 withExtendedLifetime(stream) {}
             }
@@ -137,7 +156,19 @@ extension InProcessWorkloads {
             report.add(
                 Measurement(workload: workload, variant: "last/first \(window) pages", unit: "×", samples: ratios))
             report.add(Measurement(workload: workload, variant: "peak heap / payload", unit: "×", samples: peaks))
+            guard variant == "states consumer" else { continue }
+            // A lag that no round saw has no row (a short run may never fall two pages behind).
+            for (lag, name) in ["caught up", "1 page behind", "2+ pages behind"].enumerated()
+            where !peaksByLag[lag].isEmpty {
+                report.add(
+                    Measurement(workload: workload, variant: "heap, \(name)", unit: "×", samples: peaksByLag[lag]))
+            }
         }
+        report.notes.append(
+            "pagination with a states consumer: every change is delivered as a [Item] value, so each state the "
+                + "consumer has not read holds the items as they were, and the next page is appended to a copy; "
+                + "`heap, …` rows: the heap over the items loaded so far, second half of the pages, by the "
+                + "consumer's lag when the page was loaded")
         return report
     }
 }
