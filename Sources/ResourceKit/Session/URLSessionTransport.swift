@@ -20,8 +20,10 @@ public import Foundation
 ///
 /// It runs data tasks with a task delegate rather than `data(for:delegate:)`: on Linux that delegate is never
 /// asked about redirects, and cancelling `data(for:)` can deadlock in swift-corelibs-foundation releases up to
-/// 6.3.3 (swift-corelibs-foundation #5412). A data task's completion comes through the session's delegate
-/// queue, which costs a thread wake-up a request that `data(for:)` does not pay (README, Performance).
+/// 6.3.3 (swift-corelibs-foundation #5412). On Linux, a session the transport makes itself (every initializer
+/// but ``init(session:)``) runs completion handlers and delegate calls at once on `URLSession`'s own queue, as
+/// `data(for:)` runs its completion; on a session you pass in, they go through its delegate queue, which costs
+/// a thread wake-up a request (README, Performance).
 ///
 /// Cancelling the calling task cancels the `URLSessionTask`. ``NetworkSession`` enforces each call's
 /// time limit itself; `URLSession`'s own timeouts (whole seconds on Linux, measuring inactivity) still end a
@@ -30,6 +32,11 @@ public import Foundation
 /// `URLSession` would crash converting it to milliseconds.
 public struct URLSessionTransport: HTTPTransport {
     /// The session that runs the data tasks.
+    ///
+    /// On Linux, when the transport made the session, its completion handlers and delegate calls run on
+    /// `URLSession`'s own queue rather than on an operation queue. A completion handler of a task you run on it
+    /// yourself must then not call a task's `cancel()`, `resume()` or `suspend()`, which wait for that queue:
+    /// hand such work to another queue, or run your own tasks on a session of your own.
     public let session: URLSession
     /// Why no request can run on `session`, if its configuration would crash `URLSession`.
     let unusable: String?
@@ -41,6 +48,9 @@ public struct URLSessionTransport: HTTPTransport {
     static let closedBeforeAnsweringMessage = "the server closed the connection before answering"
 
     /// Creates a transport on an existing session.
+    ///
+    /// Completion handlers come through the session's delegate queue, as the session was made; on Linux that
+    /// wakes one more thread a request than a session the transport makes itself.
     ///
     /// On Linux, give the session a configuration with no URL cache (`urlCache = nil`):
     /// swift-corelibs-foundation crashes the process ("Trying to access a behaviour for a task that in not in
@@ -105,7 +115,7 @@ public struct URLSessionTransport: HTTPTransport {
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCache = nil
         Self.setCookies(cookieStorage, in: configuration)
-        self.init(session: URLSession(configuration: configuration))
+        self.init(session: Self.makeSession(configuration))
     }
 
     /// Creates a transport with a session built from a copy of `configuration`, which stores no cookies
@@ -126,7 +136,18 @@ public struct URLSessionTransport: HTTPTransport {
         #endif
         configuration.timeoutIntervalForRequest = Self.inactivityTimeout(configuration.timeoutIntervalForRequest)
         Self.setCookies(cookieStorage, in: configuration)
-        self.init(session: URLSession(configuration: configuration))
+        self.init(session: Self.makeSession(configuration))
+    }
+
+    /// A session the transport makes itself. On Linux its completion handlers and delegate calls run at once on
+    /// `URLSession`'s own queue (``InlineDelegateQueue``), as `data(for:)` runs its completion, instead of waking
+    /// a thread of an operation queue for each request.
+    private static func makeSession(_ configuration: URLSessionConfiguration) -> URLSession {
+        #if canImport(FoundationNetworking)
+            URLSession(configuration: configuration, delegate: nil, delegateQueue: InlineDelegateQueue())
+        #else
+            URLSession(configuration: configuration)
+        #endif
     }
 
     /// The timeout `URLSession` gets for `seconds`: itself when positive, finite and at most 10⁹ (about 31
@@ -289,12 +310,17 @@ private final class TaskHandle: NSObject, URLSessionTaskDelegate, StoppableReque
         }
     }
 
+    /// Cancels the task from another thread, never waiting for it here: `cancel()` waits for `URLSession`'s
+    /// queue, which may be resuming this request's caller, and a cancellation handler runs under the cancelled
+    /// task's lock, which that resumption takes (the deadlock of swift-corelibs-foundation #5412); a
+    /// ``URLSessionTransport/session`` the transport made runs completions on that queue.
     func cancel() {
         let task = state.withLock { state in
             state.isCancelled = true
             return state.task
         }
-        task?.cancel()
+        guard let task else { return }
+        DispatchQueue.global().async { task.cancel() }
     }
 
     func stop() { cancel() }
@@ -315,7 +341,13 @@ private final class TaskHandle: NSObject, URLSessionTaskDelegate, StoppableReque
         didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
-        URLSessionTransport.reject(challenge, completionHandler) { response in
+        // Answered from another thread: the answer cancels the task, which waits for `URLSession`'s queue, where
+        // this call runs on a session the transport made.
+        let answer: @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void = {
+            disposition, credential in
+            DispatchQueue.global().async { completionHandler(disposition, credential) }
+        }
+        URLSessionTransport.reject(challenge, answer) { response in
             state.withLock { $0.challenged = response }
         }
     }
@@ -329,3 +361,17 @@ private final class TaskHandle: NSObject, URLSessionTaskDelegate, StoppableReque
     }
 
 }
+
+#if canImport(FoundationNetworking)
+    /// The delegate queue of a session ``URLSessionTransport`` makes itself, on Linux: it runs each operation at
+    /// once, on the thread that adds it, which is `URLSession`'s own queue.
+    ///
+    /// swift-corelibs-foundation adds a data task's completion handler to the delegate queue, so with its default
+    /// queue every request wakes one more thread than `data(for:)`, which calls it inline. What runs here must
+    /// not wait for `URLSession`'s queue (a task's `cancel()`, `resume()` or `suspend()` do): ``TaskHandle``
+    /// cancels from another thread and answers authentication challenges from another thread. (`@unchecked`
+    /// restates `OperationQueue`'s own conformance; the subclass adds no state.)
+    final class InlineDelegateQueue: OperationQueue, @unchecked Sendable {
+        override func addOperation(_ block: @escaping @Sendable () -> Void) { block() }
+    }
+#endif
