@@ -34,13 +34,17 @@ struct RawPage: Decodable {
     var items: [BenchPost]
 }
 
-/// ResourceKit against `URLSession.data(for:)` + `JSONDecoder` on the same endpoints, the same URLSession.
+/// ResourceKit against `URLSession.data(for:)` + `JSONDecoder` on the same endpoints: raw requests on a
+/// `URLSession`, ResourceKit's on the session `URLSessionTransport(configuration:)` makes from the same
+/// configuration, as an app makes them.
 struct HTTPWorkloads: Sendable {
     let baseURL: String
     let requests: Int
     let rounds: Int
     let warmup: Int
     let urlSession: URLSession
+    /// The transport of `session`, on a session of its own.
+    let transport: URLSessionTransport
     let session: NetworkSession
     /// One resource, for `profileReads(.read)`.
     let resources: [Resource<RemoteBenchPost>]
@@ -55,8 +59,9 @@ struct HTTPWorkloads: Sendable {
         configuration.timeoutIntervalForRequest = 30
         configuration.urlCache = nil
         urlSession = URLSession(configuration: configuration)
-        let session = NetworkSession(
-            baseURL: baseURL + "/api/collections", transport: URLSessionTransport(session: urlSession))
+        let transport = URLSessionTransport(configuration: configuration)
+        self.transport = transport
+        let session = NetworkSession(baseURL: baseURL + "/api/collections", transport: transport)
         self.session = session
         resources = [Resource(session: session)]
     }
@@ -76,7 +81,6 @@ struct HTTPWorkloads: Sendable {
         else { throw BenchmarkError("the server has no posts") }
         let decoder = JSONDecoder()
         let endpoint = Endpoint(.get, "posts/records").appending(id: id)
-        let transport = URLSessionTransport(session: urlSession)
         for _ in 0..<requests {
             switch path {
             case .raw:
@@ -167,29 +171,23 @@ struct HTTPWorkloads: Sendable {
     }
 
     /// Where a sequential request's cost goes: each layer of ResourceKit against the raw baseline, in request
-    /// rate and in client CPU. `raw dataTask + delegate` is the least any library pays that keeps redirects and
-    /// authentication challenges for itself on Linux: `data(for:delegate:)` does not give its delegate those
-    /// callbacks there, and cancelling it can deadlock (swift-corelibs-foundation #5412), so
-    /// `URLSessionTransport` runs a data task with a task delegate, whose completion comes through the
-    /// session's delegate queue.
+    /// rate and in client CPU. `URLSessionTransport` runs a data task with a task delegate, which keeps redirects
+    /// and authentication challenges for itself on Linux (`data(for:delegate:)` does not give its delegate those
+    /// callbacks there, and cancelling it can deadlock: swift-corelibs-foundation #5412). `raw dataTask +
+    /// delegate` is that on a plain session, whose delegate queue runs the completion on another thread;
+    /// `URLSessionTransport, given session` is the transport on that session, `URLSessionTransport` on the
+    /// session it makes, which runs completions on `URLSession`'s own queue, as `data(for:)` does.
     private func decomposition(url: URL, id: String) async throws -> Report {
         var report = Report()
-        let transport = URLSessionTransport(session: urlSession)
+        let givenSession = URLSessionTransport(session: urlSession)
         let endpoint = Endpoint(.get, "posts/records").appending(id: id)
         let name = "layers, sequential (\(requests) req)"
         let layers: [(String, @Sendable () async throws -> Void)] = [
             ("raw data(for:)", { try await raw(url) }),
             ("raw dataTask", { try await rawDataTask(url, delegate: nil) }),
             ("raw dataTask + delegate", { try await rawDataTask(url, delegate: RedirectRefusal()) }),
-            (
-                "URLSessionTransport",
-                {
-                    var request = URLRequest(url: url)
-                    request.setValue("application/json", forHTTPHeaderField: "Accept")
-                    let response = try await transport.send(request)
-                    _ = try JSONDecoder().decode(BenchPost.self, from: response.body)
-                }
-            ),
+            ("URLSessionTransport, given session", { try await transportGET(url, on: givenSession) }),
+            ("URLSessionTransport", { try await transportGET(url, on: transport) }),
             ("NetworkSession.send", { _ = try await session.send(endpoint, as: BenchPost.self) }),
             // `send` from a task of its own that resumes the caller, as a resource's read runs: what the hop costs.
             ("send in a task", { try await sendInTask(endpoint) }),
@@ -222,14 +220,20 @@ struct HTTPWorkloads: Sendable {
             report.compare(
                 "layers CPU: \(layer.variant)", layerCPU, over: cpu[0], meaning: "CPU per request / raw data(for:)")
         }
-        // What ResourceKit adds to the least a library with its semantics pays: the data task with a delegate.
+        // What the layers above the transport add: the session, the resource's shared task and its machine.
         report.compare(
-            "layers: Resource.read over dataTask + delegate", results[6], over: results[2],
-            meaning: "request rate / raw dataTask + delegate")
+            "layers: Resource.read over URLSessionTransport", results[7], over: results[4],
+            meaning: "request rate / URLSessionTransport")
         report.compare(
-            "layers CPU: Resource.read over dataTask + delegate", cpu[6], over: cpu[2],
-            meaning: "CPU per request / raw dataTask + delegate")
+            "layers CPU: Resource.read over URLSessionTransport", cpu[7], over: cpu[4],
+            meaning: "CPU per request / URLSessionTransport")
         return report
+    }
+
+    private func transportGET(_ url: URL, on transport: URLSessionTransport) async throws {
+        var request = URLRequest(url: url)
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        _ = try JSONDecoder().decode(BenchPost.self, from: try await transport.send(request).body)
     }
 
     private func rawDataTask(_ url: URL, delegate: RedirectRefusal?) async throws {

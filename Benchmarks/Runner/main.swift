@@ -115,8 +115,8 @@ let profiledPath = profiledPaths.first { arguments.contains($0.0) }?.1 ?? .read
 if let count = option("--profile-http").flatMap(Int.init), let baseURL {
     // For profilers: `count` sequential reads of one post over HTTP, through one Resource, a new Resource each
     // (--new-resource), NetworkSession.send (--send), URLSessionTransport alone (--transport), or raw
-    // URLSession + JSONDecoder with data(for:) (--raw) or a dataTask (--raw-task), all on the same URLSession,
-    // so that profiles compare the client's CPU.
+    // URLSession + JSONDecoder with data(for:) (--raw) or a dataTask (--raw-task), ResourceKit on the session its
+    // transport makes from the same configuration, so that profiles compare the client's CPU.
     try await HTTPWorkloads(baseURL: baseURL, requests: count, rounds: 1, warmup: 0)
         .profileReads(profiledPath)
     exit(0)
