@@ -146,14 +146,20 @@ func seconds(_ body: () async throws -> Void) async rethrows -> Double {
     return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
 }
 
-/// User plus system CPU seconds of this process so far.
-func cpuSeconds() -> Double {
+/// This process's resource usage so far.
+private func processUsage() -> rusage {
     var usage = rusage()
     #if canImport(Glibc)
         getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
     #else
         getrusage(RUSAGE_SELF, &usage)
     #endif
+    return usage
+}
+
+/// User plus system CPU seconds of this process so far.
+func cpuSeconds() -> Double {
+    let usage = processUsage()
     func value(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
     return value(usage.ru_utime) + value(usage.ru_stime)
 }
@@ -161,15 +167,7 @@ func cpuSeconds() -> Double {
 /// How many times this process's threads have waited for something (a lock, a wake-up, I/O) so far: the
 /// voluntary context switches of `getrusage`. Per request, it counts the hand-offs between threads a request
 /// takes.
-func voluntaryContextSwitches() -> Double {
-    var usage = rusage()
-    #if canImport(Glibc)
-        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-    #else
-        getrusage(RUSAGE_SELF, &usage)
-    #endif
-    return Double(usage.ru_nvcsw)
-}
+func voluntaryContextSwitches() -> Double { Double(processUsage().ru_nvcsw) }
 
 /// The resident set size now, in bytes (Linux: /proc/self/statm; elsewhere nil).
 func residentBytes() -> Double? {
