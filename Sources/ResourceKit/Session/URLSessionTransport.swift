@@ -310,7 +310,12 @@ private final class TaskHandle: NSObject, URLSessionTaskDelegate, StoppableReque
         }
     }
 
-    /// Cancels the task from another thread, never waiting for it here: `cancel()` waits for `URLSession`'s
+    /// Where the handles call what waits for `URLSession`'s queue: a serial queue of its own, which gets a thread
+    /// of its own. A global queue would not do: its few threads (as many as cores) blocked there starve every
+    /// other queue of the process, `URLSession`'s included.
+    private static let waitingCalls = DispatchQueue(label: "ResourceKit.URLSessionTransport.waitingCalls")
+
+    /// Cancels the task on ``waitingCalls``, never waiting for it here: `cancel()` waits for `URLSession`'s
     /// queue, which may be resuming this request's caller, and a cancellation handler runs under the cancelled
     /// task's lock, which that resumption takes (the deadlock of swift-corelibs-foundation #5412); a
     /// ``URLSessionTransport/session`` the transport made runs completions on that queue.
@@ -320,7 +325,7 @@ private final class TaskHandle: NSObject, URLSessionTaskDelegate, StoppableReque
             return state.task
         }
         guard let task else { return }
-        DispatchQueue.global().async { task.cancel() }
+        Self.waitingCalls.async { task.cancel() }
     }
 
     func stop() { cancel() }
@@ -341,11 +346,11 @@ private final class TaskHandle: NSObject, URLSessionTaskDelegate, StoppableReque
         didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
-        // Answered from another thread: the answer cancels the task, which waits for `URLSession`'s queue, where
-        // this call runs on a session the transport made.
+        // Answered on `waitingCalls`: the answer cancels the task, which waits for `URLSession`'s queue, where this
+        // call runs on a session the transport made.
         let answer: @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void = {
             disposition, credential in
-            DispatchQueue.global().async { completionHandler(disposition, credential) }
+            Self.waitingCalls.async { completionHandler(disposition, credential) }
         }
         URLSessionTransport.reject(challenge, answer) { response in
             state.withLock { $0.challenged = response }
