@@ -79,3 +79,17 @@ struct RemotePBPosts: Listable {
         Endpoint(.get, "posts/records", query: ["sort": "position"])
     }
 }
+
+/// The seeded posts alone (positions 1 to `PocketBase.seeded`): posts other tests create while a walk runs have
+/// position 0, sort first and would shift the pages under it.
+struct SeededPBPosts: Listable {
+    typealias Value = PBPost
+    typealias Item = PBPost
+    typealias ListResponse = PageEnvelope<PBPost>
+    static let pagination = PageNumberPagination(pageSize: 50)
+    static func listEndpoint(for request: Void) -> Endpoint {
+        Endpoint(
+            .get, "posts/records",
+            query: ["sort": "position", "filter": "position >= 1 && position <= \(PocketBase.seeded)"])
+    }
+}

@@ -52,16 +52,17 @@ struct PocketBaseTests {
         #expect(list.pagination.pagesLoaded == pages)
     }
 
+    /// The seeded posts only: other tests create and delete posts meanwhile, which would move the pages.
     @Test func pageSequenceWalksTheSameRecords() async throws {
         var seen: [Int] = []
         var pages = 0
-        for try await page in PocketBase.session().pages(of: RemotePBPosts.self) {
+        for try await page in PocketBase.session().pages(of: SeededPBPosts.self) {
             pages += 1
             seen += page.items.compactMap(\.position)
-            #expect(page.totalItems != nil)
+            #expect(page.totalItems == PocketBase.seeded)
         }
-        #expect(Array(seen.prefix(PocketBase.seeded)) == Array(1...PocketBase.seeded))
-        #expect(pages == (seen.count + 49) / 50)
+        #expect(seen == Array(1...PocketBase.seeded))
+        #expect(pages == (PocketBase.seeded + 49) / 50)
     }
 
     @Test func validationErrorCarriesTheFieldMessage() async throws {
