@@ -40,7 +40,9 @@ public struct ServerSentEvent: Sendable, Hashable, CustomStringConvertible {
 ///   empty line after it is dropped: call ``finish()`` to forget it.
 ///
 /// An event's data or a line longer than ``maximumEventSize`` bytes fails the stream with
-/// ``NetworkError/invalidResponse(_:)``: a server that sends no line end is not buffered without bound.
+/// ``NetworkError/invalidResponse(_:)``: a server that sends no line end is not buffered without bound. The
+/// events completed before it are not lost, however the stream was split: ``parse(_:)`` returns them, drops
+/// what it gathered of the long line, and throws on its next call.
 ///
 /// ```swift
 /// var parser = EventStreamParser()
@@ -69,6 +71,8 @@ public struct EventStreamParser: Sendable {
     private var afterCR = false
     /// Whether the stream's first bytes have been checked for a byte order mark.
     private var checkedBOM = false
+    /// Whether a line or an event's data grew past the bound: the stream has failed, until ``finish()``.
+    private(set) var isOverLimit = false
 
     /// Creates a parser.
     /// - Parameters:
@@ -83,10 +87,12 @@ public struct EventStreamParser: Sendable {
 
     /// Reads a chunk of the stream.
     /// - Parameter bytes: The chunk, split from the stream anywhere.
-    /// - Returns: The events the chunk completed, in order.
+    /// - Returns: The events the chunk completed, in order. When a line or an event's data grows past
+    ///   ``maximumEventSize`` after some of them, they are returned and the next call throws.
     /// - Throws: ``NetworkError/invalidResponse(_:)`` when a line or an event's data grows past
-    ///   ``maximumEventSize``.
+    ///   ``maximumEventSize`` and the chunk completed no event before it, or on the call after one that did.
     public mutating func parse(_ bytes: some Sequence<UInt8>) throws(NetworkError) -> [ServerSentEvent] {
+        guard !isOverLimit else { throw overLimit }
         var events: [ServerSentEvent] = []
         let handled: Void? = bytes.withContiguousStorageIfAvailable { buffer in
             events = parseBuffer(buffer)
@@ -95,10 +101,12 @@ public struct EventStreamParser: Sendable {
             let copy = Array(bytes)
             events = copy.withUnsafeBufferPointer { parseBuffer($0) }
         }
-        guard line.count <= maximumEventSize, data.count <= maximumEventSize else {
-            throw .invalidResponse("an event of the stream is longer than \(maximumEventSize) bytes")
-        }
+        guard !isOverLimit || !events.isEmpty else { throw overLimit }
         return events
+    }
+
+    private var overLimit: NetworkError {
+        .invalidResponse("an event of the stream is longer than \(maximumEventSize) bytes")
     }
 
     /// Ends the stream: an event without an empty line after it is dropped, as the standard says, and so is an
@@ -112,6 +120,7 @@ public struct EventStreamParser: Sendable {
         type = nil
         afterCR = false
         checkedBOM = false
+        isOverLimit = false
     }
 
     private mutating func parseBuffer(_ buffer: UnsafeBufferPointer<UInt8>) -> [ServerSentEvent] {
@@ -133,6 +142,7 @@ public struct EventStreamParser: Sendable {
                 continue
             }
             line.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<index]))
+            if line.count > maximumEventSize { return failOverLimit(events) }
             if let event = endLine() { events.append(event) }
             index += 1
             if byte == 0x0D {
@@ -143,10 +153,21 @@ public struct EventStreamParser: Sendable {
                 }
             }
             start = index
-            // A line or data past the bound is reported once the chunk is read; stop gathering it here.
-            if data.count > maximumEventSize { return events }
+            if data.count > maximumEventSize { return failOverLimit(events) }
         }
         if start < count { line.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<count])) }
+        if line.count > maximumEventSize { return failOverLimit(events) }
+        return events
+    }
+
+    /// A line or an event's data passed the bound: what was gathered goes, and the stream has failed; the events
+    /// completed before it are still the caller's.
+    private mutating func failOverLimit(_ events: [ServerSentEvent]) -> [ServerSentEvent] {
+        isOverLimit = true
+        line = []
+        data = []
+        hasData = false
+        type = nil
         return events
     }
 

@@ -178,8 +178,12 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
                         try await connect(isolation: actor)
                         continue
                     }
+                    // The events before a line over the bound have been delivered: now the stream fails.
+                    if parser.isOverLimit { _ = try parser.parse(EmptyCollection()) }
                     if let chunk = try await body?.next(isolation: actor) {
                         pending = try parser.parse(chunk)
+                        // Nothing more of this connection will be used: it closes now, not after the events.
+                        if parser.isOverLimit { bodyToCancel?.cancel() }
                         if !pending.isEmpty, !hasEvents {
                             hasEvents = true
                             failures = 0

@@ -149,6 +149,39 @@ private func message(_ data: String, id: String = "") -> ServerSentEvent {
         #expect(error?.code == .invalidResponse)
     }
 
+    /// However the stream is split, the events completed before a line over the bound are returned, then the
+    /// stream fails, and the long line is not kept.
+    @Test func eventsBeforeALineOverTheBoundAreDeliveredWhereverTheStreamIsSplit() throws {
+        let stream = Array("data: small\n\n".utf8) + Array(repeating: UInt8(ascii: "x"), count: 4_096)
+        for cut in 0...stream.count {
+            var parser = EventStreamParser(maximumEventSize: 1_024)
+            var events: [ServerSentEvent] = []
+            let error = #expect(throws: NetworkError.self, "split at \(cut)") {
+                events += try parser.parse(stream[..<cut])
+                events += try parser.parse(stream[cut...])
+                // The call after the one that returned the events throws.
+                _ = try parser.parse([UInt8]())
+            }
+            #expect(error?.code == .invalidResponse, "split at \(cut)")
+            #expect(events == [ServerSentEvent(data: "small")], "split at \(cut)")
+        }
+        // In one piece: the events come back, and the next call throws, whatever it is given.
+        var parser = EventStreamParser(maximumEventSize: 1_024)
+        #expect(try parser.parse(stream) == [ServerSentEvent(data: "small")])
+        #expect(throws: NetworkError.self) { try parser.parse(Array("\n\ndata: later\n\n".utf8)) }
+        // A new connection starts afresh.
+        parser.finish()
+        #expect(try parser.parse(Array("data: later\n\n".utf8)) == [ServerSentEvent(data: "later")])
+    }
+
+    /// A complete line over the bound fails the stream even when it is not data.
+    @Test func aCompleteLineOverTheBoundFailsWhateverItsField() throws {
+        var parser = EventStreamParser(maximumEventSize: 100)
+        #expect(throws: NetworkError.self) {
+            try parser.parse(Array("event: \(String(repeating: "e", count: 200))\ndata: x\n\n".utf8))
+        }
+    }
+
     // MARK: Splits and random streams
 
     @Test func everySplitOfAStreamGivesTheSameEvents() throws {
