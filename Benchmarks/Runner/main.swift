@@ -1,4 +1,4 @@
-// swift run -c release Benchmarks [--base-url URL] [--json PATH] [--rounds N] [--smoke] [--only http|lists|store|observers|diagnostics|transfers|live|persistence]
+// swift run -c release Benchmarks [--base-url URL] [--json PATH] [--rounds N] [--smoke] [--only http|lists|store|observers|diagnostics|transfers|live|persistence|endless [--check]]
 //   profiling: --profile-read N, --profile-send N, --profile-list N [--pages] (instant transport),
 //              --profile-http N [--raw | --raw-task | --raw-task-delegate | --transport | --send | --new-resource]
 //              (needs --base-url); --only http runs the HTTP workloads alone
@@ -44,6 +44,19 @@ if option("--only") == "transfers" {
     report.merge(try await UploadWorkloads(megabytes: smoke ? 8 : 256, rounds: min(rounds, 3)).run())
     report.printTable()
     exit(0)
+}
+
+if option("--only") == "endless" {
+    // Servers that never stop writing: peak memory, and how fast the call and the connection end. With --check,
+    // a round over the memory budget fails the run (Scripts/test).
+    do {
+        let report = try await EndlessWorkloads(rounds: smoke ? 2 : rounds).run(check: arguments.contains("--check"))
+        report.printTable()
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("Benchmark failed: \(error)\n".utf8))
+        exit(1)
+    }
 }
 
 if option("--only") == "live" {
@@ -166,6 +179,8 @@ do {
     print("Transfers…")
     report.merge(try await TransferWorkloads(megabytes: smoke ? 8 : 256, rounds: min(rounds, 3)).run())
     report.merge(try await UploadWorkloads(megabytes: smoke ? 8 : 256, rounds: min(rounds, 3)).run())
+    print("Endless bodies…")
+    report.merge(try await EndlessWorkloads(rounds: smoke ? 2 : 10).run(check: false))
 } catch {
     FileHandle.standardError.write(Data("Benchmark failed: \(error)\n".utf8))
     exit(1)

@@ -231,6 +231,11 @@ public struct URLSessionTransport: HTTPTransport {
     /// `URLSession` sends a streamed body again from its start (a connection that closed as it was reused):
     /// a fresh stream of the same body, or, for a caller's stream, which cannot be read twice, one that fails,
     /// so that the transfer ends rather than send the body short.
+    /// Where the transport calls what waits for `URLSession`'s queue (a task's `cancel()`, a challenge's answer):
+    /// a serial queue of its own, which gets a thread of its own. A global queue would not do: its few threads
+    /// (as many as cores) blocked there starve every other queue of the process, `URLSession`'s included.
+    static let waitingCalls = DispatchQueue(label: "ResourceKit.URLSessionTransport.waitingCalls")
+
     static func restartBody(of task: URLSessionTask, _ completionHandler: @Sendable (InputStream?) -> Void) {
         completionHandler((task.originalRequest?.httpBodyStream as? BodyInputStream)?.restarted())
     }
@@ -310,11 +315,6 @@ private final class TaskHandle: NSObject, URLSessionTaskDelegate, StoppableReque
         }
     }
 
-    /// Where the handles call what waits for `URLSession`'s queue: a serial queue of its own, which gets a thread
-    /// of its own. A global queue would not do: its few threads (as many as cores) blocked there starve every
-    /// other queue of the process, `URLSession`'s included.
-    private static let waitingCalls = DispatchQueue(label: "ResourceKit.URLSessionTransport.waitingCalls")
-
     /// Cancels the task on ``waitingCalls``, never waiting for it here: `cancel()` waits for `URLSession`'s
     /// queue, which may be resuming this request's caller, and a cancellation handler runs under the cancelled
     /// task's lock, which that resumption takes (the deadlock of swift-corelibs-foundation #5412); a
@@ -325,7 +325,7 @@ private final class TaskHandle: NSObject, URLSessionTaskDelegate, StoppableReque
             return state.task
         }
         guard let task else { return }
-        Self.waitingCalls.async { task.cancel() }
+        URLSessionTransport.waitingCalls.async { task.cancel() }
     }
 
     func stop() { cancel() }
@@ -350,7 +350,7 @@ private final class TaskHandle: NSObject, URLSessionTaskDelegate, StoppableReque
         // call runs on a session the transport made.
         let answer: @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void = {
             disposition, credential in
-            Self.waitingCalls.async { completionHandler(disposition, credential) }
+            URLSessionTransport.waitingCalls.async { completionHandler(disposition, credential) }
         }
         URLSessionTransport.reject(challenge, answer) { response in
             state.withLock { $0.challenged = response }
@@ -374,8 +374,8 @@ private final class TaskHandle: NSObject, URLSessionTaskDelegate, StoppableReque
     /// swift-corelibs-foundation adds a data task's completion handler to the delegate queue, so with its default
     /// queue every request wakes one more thread than `data(for:)`, which calls it inline. What runs here must
     /// not wait for `URLSession`'s queue (a task's `cancel()`, `resume()` or `suspend()` do): ``TaskHandle``
-    /// cancels from another thread and answers authentication challenges from another thread. (`@unchecked`
-    /// restates `OperationQueue`'s own conformance; the subclass adds no state.)
+    /// and the streaming session cancel, and answer authentication challenges, from another thread.
+    /// (`@unchecked` restates `OperationQueue`'s own conformance; the subclass adds no state.)
     final class InlineDelegateQueue: OperationQueue, @unchecked Sendable {
         override func addOperation(_ block: @escaping @Sendable () -> Void) { block() }
     }

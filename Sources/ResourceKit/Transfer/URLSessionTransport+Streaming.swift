@@ -10,8 +10,10 @@ extension URLSessionTransport {
     /// a delegate. Redirects and authentication challenges come back as their responses, as with
     /// ``send(_:)``.
     ///
-    /// `URLSession` on Linux cannot stop reading a response: past 1 MB unread, what arrives waits in an
-    /// unlinked temporary file, read back in order.
+    /// `URLSession` on Linux cannot pause a response: past 1 MB unread, what arrives waits in an unlinked
+    /// temporary file, read back in order. On Linux the chunks reach that buffer or file on `URLSession`'s own
+    /// queue, as they are read from the socket, so the transfer goes no faster than they are put away and
+    /// nothing queues in memory between the socket and the body.
     public func stream(_ request: URLRequest) async throws(NetworkError) -> StreamedResponse {
         if let unusable { throw .invalidRequest(unusable) }
         var request = request
@@ -42,12 +44,25 @@ final class StreamingSession: Sendable {
     private var urlSession: URLSession {
         session.withLock { session in
             if let session { return session }
-            let queue = OperationQueue()
-            queue.maxConcurrentOperationCount = 1
-            let made = URLSession(configuration: configuration, delegate: router, delegateQueue: queue)
+            let made = URLSession(configuration: configuration, delegate: router, delegateQueue: Self.delegateQueue())
             session = made
             return made
         }
+    }
+
+    /// The queue the delegate runs on. On Linux, `URLSession`'s own (``InlineDelegateQueue``):
+    /// a chunk is put away before the next is read from the socket. An operation queue would take chunks as fast
+    /// as the socket gives them and hold them in memory while its thread waits to be scheduled: a server could
+    /// fill memory faster than any reader empties it. Nothing the delegate runs waits for `URLSession`'s queue:
+    /// cancels and challenge answers go to ``URLSessionTransport/waitingCalls``.
+    private static func delegateQueue() -> OperationQueue {
+        #if canImport(FoundationNetworking)
+            InlineDelegateQueue()
+        #else
+            let queue = OperationQueue()
+            queue.maxConcurrentOperationCount = 1
+            return queue
+        #endif
     }
 
     /// Starts the request; returns when its head arrived.
@@ -86,10 +101,16 @@ final class StreamedTask: Sendable {
         state.withLock { $0.head = continuation }
     }
 
-    /// Cancels the task for the reader or the caller.
+    /// Cancels the task for the reader or the caller, once, on ``URLSessionTransport/waitingCalls``: this may run
+    /// on `URLSession`'s queue, which `cancel()` may wait for.
     func stop() {
-        state.withLock { $0.isStopped = true }
-        task.cancel()
+        let first = state.withLock { state in
+            defer { state.isStopped = true }
+            return !state.isStopped
+        }
+        guard first else { return }
+        let task = self.task
+        URLSessionTransport.waitingCalls.async { task.cancel() }
     }
 
     func challenged(by response: HTTPURLResponse) { state.withLock { $0.challenged = response } }
@@ -98,7 +119,7 @@ final class StreamedTask: Sendable {
     func received(_ response: URLResponse) {
         guard let http = response as? HTTPURLResponse else {
             finish(.transport(code: .badServerResponse, message: "the response is not an HTTP response"))
-            task.cancel()
+            stop()
             return
         }
         // URLSession cannot wait for the reader: what it outruns it by spills to disk.
@@ -117,7 +138,7 @@ final class StreamedTask: Sendable {
 
     func received(_ data: Data) {
         guard let writer = state.withLock({ $0.writer }) else { return }
-        if !writer.yield(data) { task.cancel() }
+        if !writer.yield(data) { stop() }
     }
 
     /// The task ended: before its head, the caller gets the error (or the challenge's response); after it,
@@ -197,7 +218,13 @@ private final class StreamingRouter: NSObject, URLSessionDataDelegate, Sendable 
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
         let streamed = self.task(task.taskIdentifier)
-        URLSessionTransport.reject(challenge, completionHandler) { streamed?.challenged(by: $0) }
+        // Answered on `waitingCalls`: the answer cancels the task, which waits for `URLSession`'s queue, where this
+        // runs on Linux.
+        let answer: @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void = {
+            disposition, credential in
+            URLSessionTransport.waitingCalls.async { completionHandler(disposition, credential) }
+        }
+        URLSessionTransport.reject(challenge, answer) { streamed?.challenged(by: $0) }
     }
 
     func urlSession(

@@ -1,0 +1,201 @@
+import Foundation
+import ResourceKit
+import ResourceKitTesting
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Servers that never stop writing, over loopback: the peak memory each case costs the client, how long the call
+/// takes to end, and how long the server waits to see the connection closed after it. Every round must stay
+/// within ``budgetMegabytes`` of peak RSS growth; `--check` fails the run when one does not.
+struct EndlessWorkloads: Sendable {
+    let rounds: Int
+    /// The most a round may add to the process's peak resident memory.
+    static let budgetMegabytes = 16.0
+
+    /// One case: what the client does against an endless server, throwing when the call did not end as it must.
+    struct Case: Sendable {
+        var name: String
+        var head: String
+        var prefix: Data = Data()
+        /// When the server opens its threshold gate (for a client that waits for the server to have sent that much).
+        var threshold: Int = .max
+        var run: @Sendable (NetworkSession, EndlessBenchmarkServer) async throws -> Void
+    }
+
+    static let cases: [Case] = [
+        Case(name: "500, endless body: bytes", head: "HTTP/1.1 500 Internal Server Error") { session, _ in
+            do {
+                _ = try await session.bytes(Endpoint(.get, "endless"))
+                throw BenchmarkError("bytes returned on a 500")
+            } catch let error as NetworkError where error.statusCode == 500 {
+                guard error.body?.count == 1 << 20 else {
+                    throw BenchmarkError("500 with \(error.body?.count ?? 0) bytes")
+                }
+            }
+        },
+        Case(name: "503, endless body: download", head: "HTTP/1.1 503 Service Unavailable") { session, _ in
+            let destination = FileManager.default.temporaryDirectory.appendingPathComponent("endless-\(UUID())")
+            defer { try? FileManager.default.removeItem(at: destination) }
+            do {
+                _ = try await session.download(Endpoint(.get, "endless"), to: destination)
+                throw BenchmarkError("download returned on a 503")
+            } catch let error as NetworkError where error.statusCode == 503 {
+                guard error.body?.count == 1 << 20 else {
+                    throw BenchmarkError("503 with \(error.body?.count ?? 0) bytes")
+                }
+            }
+        },
+        Case(
+            name: "endless event line, 64 KiB bound", head: "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream",
+            prefix: Data("data: small\n\ndata: ".utf8)
+        ) { session, _ in
+            var events = 0
+            do {
+                for try await _ in session.events(Endpoint(.get, "events"), maximumEventSize: 64 << 10) { events += 1 }
+                throw BenchmarkError("the event stream ended without an error")
+            } catch let error as NetworkError where error.code == .invalidResponse && events == 1 {}
+        },
+        Case(
+            name: "200, 256 MiB nobody reads, dropped",
+            head: "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream", threshold: 256 << 20
+        ) { session, server in
+            let response = try await session.bytes(Endpoint(.get, "unread"))
+            try await server.passedThreshold.wait()
+            withExtendedLifetime(response) {}
+        },
+    ]
+
+    func run(check: Bool) async throws -> Report {
+        var report = Report()
+        var over: [String] = []
+        for item in Self.cases {
+            var peaks: [Double] = []
+            var ends: [Double] = []
+            var closes: [Double] = []
+            for _ in 0..<rounds {
+                let server = try EndlessBenchmarkServer(head: item.head, prefix: item.prefix, threshold: item.threshold)
+                let session = NetworkSession(
+                    baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(30)),
+                    timeLimit: nil)
+                PeakMemory.reset()
+                let before = PeakMemory.residentMegabytes
+                let start = ContinuousClock.now
+                try await item.run(session, server)
+                let ended = ContinuousClock.now
+                let outcome = try await server.outcome()
+                guard outcome.closedByClient else {
+                    throw BenchmarkError("\(item.name): the server gave up after \(outcome.written) bytes")
+                }
+                peaks.append(PeakMemory.peakMegabytes - before)
+                ends.append(Self.seconds(ended - start) * 1000)
+                closes.append(Swift.max(0, Self.seconds(outcome.at - ended)) * 1000)
+            }
+            report.add(Measurement(workload: item.name, variant: "peak RSS growth", unit: "MB", samples: peaks))
+            report.add(Measurement(workload: item.name, variant: "call ends", unit: "ms", samples: ends))
+            report.add(Measurement(workload: item.name, variant: "closed after the end", unit: "ms", samples: closes))
+            if let worst = peaks.max(), worst > Self.budgetMegabytes {
+                over.append("\(item.name): \(worst) MB")
+            }
+        }
+        report.notes.append(
+            "endless bodies: every round's peak RSS growth ≤ \(Int(Self.budgetMegabytes)) MB; the call ends, and the"
+                + " server sees the connection closed, within 1 s")
+        if check, !over.isEmpty {
+            report.printTable()
+            throw BenchmarkError("over the \(Int(Self.budgetMegabytes)) MB budget: \(over.joined(separator: "; "))")
+        }
+        return report
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
+
+/// A server on 127.0.0.1 that answers one request with a chunked body that never ends, as fast as the socket takes
+/// it, until the client closes the connection (or 8 GiB, or 30 s blocked on a client that neither reads nor
+/// closes). Runs on a thread of its own.
+final class EndlessBenchmarkServer: Sendable {
+    struct Outcome: Sendable {
+        var written: Int
+        var closedByClient: Bool
+        var at: ContinuousClock.Instant
+    }
+
+    let port: UInt16
+    let passedThreshold = AsyncLatch()
+    private let ended = AsyncLatch()
+    private let result = Locked<Outcome?>(nil)
+    private let descriptor: Int32
+
+    init(head: String, prefix: Data, threshold: Int) throws {
+        let (fd, port) = try listenOnLoopback()
+        self.port = port
+        descriptor = fd
+        let (ended, passedThreshold, result) = (ended, passedThreshold, result)
+        Thread.detachNewThread {
+            let outcome = Self.answer(fd, head: head, prefix: prefix, threshold: threshold, passedThreshold)
+            result.withLock { $0 = outcome }
+            ended.open()
+        }
+    }
+
+    deinit {
+        _ = shutdown(descriptor, Int32(SHUT_RDWR))
+        closeSocket(descriptor)
+    }
+
+    /// How the connection ended, once it has.
+    func outcome() async throws -> Outcome {
+        try await ended.wait()
+        guard let outcome = result.withLock({ $0 }) else { throw BenchmarkError("no outcome") }
+        return outcome
+    }
+
+    private static func answer(_ fd: Int32, head: String, prefix: Data, threshold: Int, _ gate: AsyncLatch) -> Outcome {
+        let client = accept(fd, nil, nil)
+        guard client >= 0 else { return Outcome(written: 0, closedByClient: false, at: .now) }
+        defer { closeSocket(client) }
+        var scratch = [UInt8](repeating: 0, count: 8192)
+        _ = recv(client, &scratch, scratch.count, 0)
+        var limit = timeval(tv_sec: 30, tv_usec: 0)
+        _ = setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        func chunk(_ data: Data) -> Data {
+            Data((String(data.count, radix: 16) + "\r\n").utf8) + data + Data("\r\n".utf8)
+        }
+        let block = chunk(Data(repeating: UInt8(ascii: "x"), count: 64 << 10))
+        var written = prefix.count
+        // An empty chunk would end the body.
+        let first = prefix.isEmpty ? Data() : chunk(prefix)
+        var failure = write(Data((head + "\r\nTransfer-Encoding: chunked\r\n\r\n").utf8) + first, to: client)
+        while failure == nil, written < 8 << 30 {
+            failure = write(block, to: client)
+            written += 64 << 10
+            if written >= threshold { gate.open() }
+        }
+        return Outcome(written: written, closedByClient: failure == EPIPE || failure == ECONNRESET, at: .now)
+    }
+
+    /// Writes all of `data`; the `errno` that stopped it, if any.
+    private static func write(_ data: Data, to client: Int32) -> Int32? {
+        #if canImport(Glibc)
+            let flags = Int32(MSG_NOSIGNAL)
+        #else
+            let flags: Int32 = 0
+        #endif
+        var offset = 0
+        while offset < data.count {
+            let count = data[(data.startIndex + offset)...].withUnsafeBytes {
+                send(client, $0.baseAddress, $0.count, flags)
+            }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return count < 0 ? errno : EPIPE }
+            offset += count
+        }
+        return nil
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import ResourceKit
+import ResourceKitTesting
+import Testing
+
+/// Servers that never stop writing, over real sockets: once a call has what it will use, the request is
+/// cancelled and the connection closed by the client. The server gives up by itself after 4 GiB (some 3 s on
+/// loopback), so a client that goes on reading fails the test instead of hanging it. How much memory each case
+/// takes, and how fast the connection closes, is measured in release by `Benchmarks --only endless --check`,
+/// which `Scripts/test` runs: every round within 16 MB.
+extension LargeBodyTests {
+    @Suite(.timeLimit(.minutes(2))) struct EndlessBodyTests {
+        static func session(_ server: EndlessServer) -> NetworkSession {
+            NetworkSession(
+                baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(30)))
+        }
+
+        /// The server's end, which it reaches by itself even if the client never closes.
+        static func closedByClient(_ server: EndlessServer) async throws -> EndlessServer.Outcome {
+            try await server.ended.wait()
+            let outcome = try #require(server.outcome)
+            #expect(
+                outcome.closedByClient, "the server gave up after \(outcome.written) bytes: the client kept reading")
+            return outcome
+        }
+
+        @Test func aRejectedStatusReadsTheFirstMebibyteForTheErrorAndClosesTheConnection() async throws {
+            let server = try EndlessServer(
+                head: "HTTP/1.1 500 Internal Server Error\r\nTransfer-Encoding: chunked\r\nContent-Type: text/plain")
+            let error = await #expect(throws: NetworkError.self) {
+                _ = try await Self.session(server).bytes(Endpoint(.get, "endless"))
+            }
+            #expect(error?.statusCode == 500)
+            #expect(error?.body?.count == 1 << 20)
+            _ = try await Self.closedByClient(server)
+        }
+
+        @Test func aDownloadAnsweredWithAnEndless503ThrowsAndClosesTheConnection() async throws {
+            let server = try EndlessServer(
+                head: "HTTP/1.1 503 Service Unavailable\r\nTransfer-Encoding: chunked\r\nContent-Type: text/plain")
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("endless-\(UUID())")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let destination = directory.appendingPathComponent("file")
+            let error = await #expect(throws: NetworkError.self) {
+                _ = try await Self.session(server).download(Endpoint(.get, "endless"), to: destination)
+            }
+            #expect(error?.statusCode == 503)
+            #expect(error?.body?.count == 1 << 20)
+            _ = try await Self.closedByClient(server)
+            #expect(!FileManager.default.fileExists(atPath: destination.path))
+        }
+
+        @Test func anEndlessEventLineDeliversTheEventBeforeItThenFailsAndCloses() async throws {
+            let server = try EndlessServer(
+                head: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: text/event-stream",
+                prefix: Data("data: small\n\ndata: ".utf8))
+            var events: [ServerSentEvent] = []
+            let error = await #expect(throws: NetworkError.self) {
+                for try await event in Self.session(server).events(
+                    Endpoint(.get, "events"), maximumEventSize: 64 << 10)
+                {
+                    events.append(event)
+                }
+            }
+            #expect(events == [ServerSentEvent(data: "small")])
+            #expect(error?.code == .invalidResponse)
+            _ = try await Self.closedByClient(server)
+        }
+
+        @Test func aLineOverTheLimitOfLinesClosesTheConnection() async throws {
+            let server = try EndlessServer(
+                head: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: text/plain",
+                prefix: Data("first\n".utf8))
+            let response = try await Self.session(server).bytes(Endpoint(.get, "lines"))
+            var lines: [String] = []
+            let error = await #expect(throws: NetworkError.self) {
+                for try await line in response.body.lines(maximumLength: 64 << 10) { lines.append(line) }
+            }
+            #expect(lines == ["first"])
+            #expect(error?.code == .invalidResponse)
+            _ = try await Self.closedByClient(server)
+        }
+
+        /// A body held unread waits on disk past 1 MB: the transfer goes on. Dropped unread, it stops.
+        @Test func aSuccessfulBodyNobodyReadsStopsWhenItIsDropped() async throws {
+            let server = try EndlessServer(
+                head: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: application/octet-stream",
+                threshold: 32 << 20)
+            var response: StreamedResponse? = try await Self.session(server).bytes(Endpoint(.get, "unread"))
+            #expect(response?.statusCode == 200)
+            // Unread, the body still arrives (it waits on disk), as far as the server's threshold.
+            try await server.passedThreshold.wait()
+            #expect(server.outcome == nil)
+            response = nil
+            let outcome = try await Self.closedByClient(server)
+            #expect(outcome.written >= 32 << 20)
+        }
+    }
+}
