@@ -7,12 +7,14 @@ import ResourceKitTesting
     import Darwin
 #endif
 
-/// A server on 127.0.0.1 that answers one request with `head`, then `prefix`, then `filler` bytes for ever, as
-/// fast as the socket takes them: what a hostile or broken server sends. It stops when the client closes the
-/// connection, or, so that a test that goes wrong still ends, after `giveUpAfter` bytes or 30 s blocked on a
-/// client that neither reads nor closes.
+/// A server on 127.0.0.1 that answers one request with `head`, then `prefix`, then `filler` bytes for ever, 64 KiB
+/// at a time: what a hostile or broken server sends. It stops when the client closes the connection, or, so that a
+/// test that goes wrong still ends, after 60 s, or 30 s blocked on a client that neither reads nor closes.
 ///
-/// Everything runs on a thread of its own, never on a Swift concurrency thread.
+/// It writes at most some 128 MB a second (a pause of 0.5 ms after each write), so that the transfer cannot take
+/// both cores of a small machine from the reader it waits for; the unpaced case, on a quiet process, is the
+/// benchmark's (`Benchmarks --only endless`). Everything runs on a thread of its own, never on a Swift
+/// concurrency thread.
 final class EndlessServer: Sendable {
     /// How the connection ended, as the server saw it.
     struct Outcome: Sendable {
@@ -38,10 +40,9 @@ final class EndlessServer: Sendable {
     ///   - prefix: What the body starts with.
     ///   - filler: The byte the rest of the body repeats.
     ///   - threshold: When ``passedThreshold`` opens.
-    ///   - giveUpAfter: The most body bytes it writes.
     init(
         head: String, chunked: Bool = true, prefix: Data = Data(), filler: UInt8 = UInt8(ascii: "x"),
-        threshold: Int = .max, giveUpAfter: Int = 4 << 30
+        threshold: Int = .max
     ) throws {
         (descriptor, port) = try listenOnLoopback()
         let fd = descriptor
@@ -71,7 +72,8 @@ final class EndlessServer: Sendable {
                 written += prefix.count
             }
             let framed = frame(block)
-            while ok, written < giveUpAfter {
+            let giveUp = ContinuousClock.now + .seconds(60)
+            while ok, ContinuousClock.now < giveUp {
                 if let error = Self.write(framed, to: client) {
                     closedByClient = error == EPIPE || error == ECONNRESET
                     ok = false
@@ -79,6 +81,7 @@ final class EndlessServer: Sendable {
                 }
                 written += block.count
                 if written >= threshold { passedThreshold.open() }
+                usleep(500)
             }
             result.set(Outcome(written: written, closedByClient: closedByClient, at: .now))
             _ = close(client)

@@ -54,7 +54,7 @@ final class StreamingSession: Sendable {
     /// a chunk is put away before the next is read from the socket. An operation queue would take chunks as fast
     /// as the socket gives them and hold them in memory while its thread waits to be scheduled: a server could
     /// fill memory faster than any reader empties it. Nothing the delegate runs waits for `URLSession`'s queue:
-    /// cancels and challenge answers go to ``URLSessionTransport/waitingCalls``.
+    /// cancels and challenge answers go to other queues.
     private static func delegateQueue() -> OperationQueue {
         #if canImport(FoundationNetworking)
             InlineDelegateQueue()
@@ -101,8 +101,8 @@ final class StreamedTask: Sendable {
         state.withLock { $0.head = continuation }
     }
 
-    /// Cancels the task for the reader or the caller, once, on ``URLSessionTransport/waitingCalls``: this may run
-    /// on `URLSession`'s queue, which `cancel()` may wait for.
+    /// Cancels the task for the reader or the caller, once, from another thread: this may run on `URLSession`'s
+    /// queue, which `cancel()` waits for.
     func stop() {
         let first = state.withLock { state in
             defer { state.isStopped = true }
@@ -110,7 +110,9 @@ final class StreamedTask: Sendable {
         }
         guard first else { return }
         let task = self.task
-        URLSessionTransport.waitingCalls.async { task.cancel() }
+        // A queue of its own, not the transport's shared one: `cancel()` waits for `URLSession`'s queue, which a
+        // socket that never runs dry can hold for a long time, and other requests' cancels must not wait behind it.
+        DispatchQueue(label: "ResourceKit.StreamedTask.stop").async { task.cancel() }
     }
 
     func challenged(by response: HTTPURLResponse) { state.withLock { $0.challenged = response } }
