@@ -51,6 +51,24 @@ extension LargeBodyTests {
             #expect(!FileManager.default.fileExists(atPath: destination.path))
         }
 
+        /// A status the validation provider lets through is still not the file: the error carries the body's
+        /// first mebibyte, and the rest is not read.
+        @Test func aDownloadOfAnAcceptedErrorStatusCarriesTheFirstMebibyte() async throws {
+            let server = try EndlessServer(
+                head: "HTTP/1.1 503 Service Unavailable\r\nTransfer-Encoding: chunked\r\nContent-Type: text/plain")
+            let session = NetworkSession(
+                baseURL: "http://127.0.0.1:\(server.port)", validation: StatusCodeValidation(acceptable: 200..<600),
+                transport: URLSessionTransport(timeout: .seconds(30)))
+            let destination = FileManager.default.temporaryDirectory.appendingPathComponent("endless-\(UUID())")
+            let error = await #expect(throws: NetworkError.self) {
+                _ = try await session.download(Endpoint(.get, "endless"), to: destination)
+            }
+            #expect(error?.statusCode == 503)
+            #expect(error?.body == Data(repeating: UInt8(ascii: "x"), count: 1 << 20))
+            _ = try await Self.closedByClient(server)
+            #expect(!FileManager.default.fileExists(atPath: destination.path))
+        }
+
         @Test func anEndlessEventLineDeliversTheEventBeforeItThenFailsAndCloses() async throws {
             let server = try EndlessServer(
                 head: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: text/event-stream",
