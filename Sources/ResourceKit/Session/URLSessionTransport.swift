@@ -204,12 +204,22 @@ public struct URLSessionTransport: HTTPTransport {
                     return .failure(.transport(code: .networkConnectionLost, message: closedBeforeAnsweringMessage))
                 }
             #endif
-            return .failure(NetworkError(error))
+            return .failure(truncatedBody(error) ?? NetworkError(error))
         }
         guard let http = response as? HTTPURLResponse else {
             return .failure(.transport(code: .badServerResponse, message: "the response is not an HTTP response"))
         }
         return .success(Self.response(http, body: data ?? Data()))
+    }
+
+    /// The error of a body that ended before the length its head announced (`Content-Length`, or a chunked body
+    /// without its last chunk), which libcurl reports as a transfer error of its own words: the response is
+    /// invalid, not the transport.
+    static func truncatedBody(_ error: any Error) -> NetworkError? {
+        guard let error = error as? URLError, error.code != .cancelled, error.code != .timedOut,
+            error.localizedDescription.contains("transfer closed with")
+        else { return nil }
+        return .invalidResponse("the body ended before its announced end (\(error.localizedDescription))")
     }
 
     /// Answers an authentication challenge with its own response: `remember` keeps the `401` (or `407`) the

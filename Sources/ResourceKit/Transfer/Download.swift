@@ -47,8 +47,8 @@ extension NetworkSession {
     ///   - progress: Where to report the bytes written; see ``TransferProgress``.
     /// - Returns: The downloaded file.
     /// - Throws: ``NetworkError/file(_:)`` when the destination is not a file URL in an existing directory,
-    ///   or a write fails (the disk is full); ``NetworkError/invalidResponse(_:)`` when the body is shorter or
-    ///   longer than announced, or a `206` does not continue the partial file;
+    ///   or a write fails (the disk is full); ``NetworkError/invalidResponse(_:)`` when the body is shorter
+    ///   than announced, or a `206` does not continue the partial file;
     ///   ``NetworkError/httpStatus(code:body:headers:)`` for a status outside `2xx`; or the request's error.
     public nonisolated func download(
         _ endpoint: Endpoint,

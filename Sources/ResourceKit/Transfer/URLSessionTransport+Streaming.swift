@@ -90,6 +90,9 @@ final class StreamedTask: Sendable {
         var challenged: HTTPURLResponse?
         /// The reader or the caller stopped the task.
         var isStopped = false
+        /// The body's length as its head announced it, and how much of it has come.
+        var expected: Int?
+        var received = 0
     }
 
     private let task: URLSessionDataTask
@@ -127,11 +130,15 @@ final class StreamedTask: Sendable {
         // URLSession cannot wait for the reader: what it outruns it by spills to disk.
         let (body, writer) = ResponseBody.makeSpillingStream()
         writer.onTermination { [weak self] in self?.stop() }
+        let response = URLSessionTransport.response(http, body: Data())
+        // A compressed body arrives decoded: its length is not the one announced.
+        let isIdentity = response.headers["Content-Encoding"].map { $0.lowercased() == "identity" } ?? true
+        let expected = isIdentity ? response.headers["Content-Length"].flatMap(Int.init) : nil
         let head = state.withLock { state in
             state.writer = writer
+            state.expected = expected
             return state.head.take()
         }
-        let response = URLSessionTransport.response(http, body: Data())
         head?.resume(
             returning: .success(
                 StreamedResponse(
@@ -139,15 +146,23 @@ final class StreamedTask: Sendable {
     }
 
     func received(_ data: Data) {
-        guard let writer = state.withLock({ $0.writer }) else { return }
+        guard
+            let writer = state.withLock({ state -> ResponseBody.Writer? in
+                state.received += data.count
+                return state.writer
+            })
+        else { return }
         if !writer.yield(data) { stop() }
     }
 
     /// The task ended: before its head, the caller gets the error (or the challenge's response); after it,
     /// the body ends.
     func completed(with error: (any Error)?) {
-        let (head, writer, challenged, isStopped) = state.withLock { state in
-            (state.head.take(), state.writer.take(), state.challenged, state.isStopped)
+        let (head, writer, challenged, isStopped, short) = state.withLock { state in
+            (
+                state.head.take(), state.writer.take(), state.challenged, state.isStopped,
+                state.expected.map { state.received < $0 } ?? false
+            )
         }
         if let head {
             switch URLSessionTransport.result(
@@ -166,7 +181,11 @@ final class StreamedTask: Sendable {
         }
         // A rejected challenge ends the task as cancelled, after its response's head and body: that body is
         // complete.
-        let failure = error.map { NetworkError($0) }
+        var failure = error.map { URLSessionTransport.truncatedBody($0) ?? NetworkError($0) }
+        // A body cut short by the connection, whatever words the platform has for it.
+        if short, !isStopped, let cut = failure, cut.code == .transport {
+            failure = .invalidResponse("the body ended before its announced end (\(cut.message))")
+        }
         writer?.finish(throwing: challenged != nil && !isStopped && failure == .cancelled ? nil : failure)
     }
 

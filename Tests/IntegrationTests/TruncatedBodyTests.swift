@@ -1,0 +1,84 @@
+import Foundation
+import ResourceKit
+import ResourceKitTesting
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A server on 127.0.0.1 that answers each request with a head announcing more than it sends, then closes the
+/// connection. Runs on a thread of its own, for at most `connections` requests.
+final class TruncatingServer: Sendable {
+    let port: UInt16
+    private let descriptor: Int32
+
+    /// - Parameter chunked: Whether the body is chunked and ends without its last chunk, instead of sending
+    ///   4,000 of the 10,000 bytes its `Content-Length` announces.
+    init(chunked: Bool, connections: Int = 8) throws {
+        (descriptor, port) = try listenOnLoopback()
+        let fd = descriptor
+        Thread.detachNewThread {
+            for _ in 0..<connections {
+                let client = accept(fd, nil, nil)
+                guard client >= 0 else { return }
+                var scratch = [UInt8](repeating: 0, count: 8192)
+                _ = recv(client, &scratch, scratch.count, 0)
+                let body = String(repeating: "a", count: 4_000)
+                let answer =
+                    chunked
+                    ? "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: application/octet-stream\r\n\r\n"
+                        + String(4_000, radix: 16) + "\r\n" + body + "\r\n"
+                    : "HTTP/1.1 200 OK\r\nContent-Length: 10000\r\nContent-Type: application/octet-stream\r\n\r\n"
+                        + body
+                let bytes = Array(answer.utf8)
+                _ = bytes.withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) }
+                _ = close(client)
+            }
+        }
+    }
+
+    deinit {
+        _ = shutdown(descriptor, Int32(SHUT_RDWR))
+        _ = close(descriptor)
+    }
+}
+
+/// A body that ends before the length its head announced fails with `invalidResponse`, whichever call reads it.
+@Suite(.timeLimit(.minutes(1))) struct TruncatedBodyTests {
+    static func session(_ server: TruncatingServer) -> NetworkSession {
+        NetworkSession(
+            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(20)))
+    }
+
+    @Test(arguments: [false, true]) func sendNamesABodyCutShort(chunked: Bool) async throws {
+        let server = try TruncatingServer(chunked: chunked)
+        let error = await #expect(throws: NetworkError.self) {
+            _ = try await Self.session(server).data(for: Endpoint(.get, "short"))
+        }
+        #expect(error?.code == .invalidResponse)
+    }
+
+    @Test(arguments: [false, true]) func bytesEndsABodyCutShortWithInvalidResponse(chunked: Bool) async throws {
+        let server = try TruncatingServer(chunked: chunked)
+        let response = try await Self.session(server).bytes(Endpoint(.get, "short"))
+        var received = 0
+        let error = await #expect(throws: NetworkError.self) {
+            for try await chunk in response.body { received += chunk.count }
+        }
+        #expect(error?.code == .invalidResponse)
+        #expect(received == 4_000)
+    }
+
+    @Test(arguments: [false, true]) func aDownloadCutShortFailsAndLeavesNoFile(chunked: Bool) async throws {
+        let server = try TruncatingServer(chunked: chunked)
+        let destination = FileManager.default.temporaryDirectory.appendingPathComponent("short-\(UUID())")
+        let error = await #expect(throws: NetworkError.self) {
+            _ = try await Self.session(server).download(Endpoint(.get, "short"), to: destination)
+        }
+        #expect(error?.code == .invalidResponse)
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+    }
+}
