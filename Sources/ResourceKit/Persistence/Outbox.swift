@@ -340,7 +340,9 @@ public final class Outbox: Sendable {
         return .queued(record.id)
     }
 
-    /// Forgets every kept change, in memory and on disk, rolling each back in every holder (a logout).
+    /// Forgets every kept change, in memory and on disk, rolling each back in every holder (a logout). The
+    /// storage is emptied, not only of its changes: a removal leaves the removed record's bytes in a log until it
+    /// is merged, and a logout must leave none of the user's data behind.
     func wipe() async throws(NetworkError) {
         let ids = state.withLock { state -> [String] in
             defer { state.records = [] }
@@ -348,9 +350,7 @@ public final class Outbox: Sendable {
         }
         for id in ids { unshow(id) }
         notify()
-        try await perform { storage throws(NetworkError) in
-            try storage.removeEntries(for: try storage.allKeys().filter { $0.hasPrefix("change-") })
-        }
+        try await perform { storage throws(NetworkError) in try storage.removeAll() }
     }
 
     // MARK: Helpers

@@ -248,7 +248,18 @@ extension OutboxTests {
         try await store.wipe()
         #expect(store.outbox?.pending.isEmpty == true)
         #expect(post.state.value == Post(id: "42", title: "Hello"))
+        // Not one byte of the user's data stays on disk, in the entries or in the outbox.
+        #expect(Self.files(under: directory) == [])
         #expect(try launch().outbox?.pending.isEmpty == true)
+    }
+
+    /// The files under `directory`, at any depth, relative to it.
+    static func files(under directory: URL) -> [String] {
+        let enumerator = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.isRegularFileKey])
+        return (enumerator?.allObjects as? [URL] ?? [])
+            .filter { (try? $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true }
+            .map { $0.path.replacingOccurrences(of: directory.path, with: "") }
+            .sorted()
     }
 
     @Test func damagedOrForeignFilesInTheOutboxAreDroppedWithoutACrash() async throws {
