@@ -4,11 +4,16 @@ import Synchronization
 extension ResourceStore {
     /// Removes what the store keeps of its items, in memory and on disk: the remembered values of freed
     /// resources, every queued write, every persisted entry, and every change kept in the ``outbox`` (rolled
-    /// back in every holder): a logout. Live resources and lists keep what
-    /// they show until they are freed, but persist nothing more: only resources made after the wipe do.
+    /// back in every holder): a logout. The directories are left empty. Live resources and lists keep what
+    /// they show until they are freed, but nothing of theirs reaches the store again: they persist nothing, a
+    /// freed one is not remembered, no new resource starts from what they show, and asking the store for
+    /// their id or request after the wipe makes a new resource or list.
     /// - Throws: ``NetworkError/file(_:)`` when the persisted entries could not be removed.
     public func wipe() async throws(NetworkError) {
-        withRegistry { $0.cache = LRUCache(capacity: capacity) }
+        withRegistry { registry in
+            registry.cache = LRUCache(capacity: capacity)
+            registry.generation &+= 1
+        }
         try await outbox?.wipe()
         try await persistence?.wipe()
     }

@@ -197,13 +197,14 @@ extension ResourceStore {
         // nothing in memory could start the resource instead.
         var restored: ResourceMachine<Remote.Value>?
         if let hooks, let persistence,
-            withRegistry({ $0.resources[key]?.object == nil && !$0.cache.contains(item) && $0.newestKnown(item) == nil }
-            )
+            withRegistry({
+                $0.current(key, in: $0.resources) == nil && !$0.cache.contains(item) && $0.newestKnown(item) == nil
+            })
         {
             restored = restore(hooks, from: persistence, readKey: readKey)
         }
         return withRegistry { registry in
-            if let existing = registry.resources[key]?.object as? Resource<Remote> { return existing }
+            if let existing = registry.current(key, in: registry.resources) as? Resource<Remote> { return existing }
             made = true
             var machine = ResourceMachine<Remote.Value>(
                 state: .idle, timeline: session.timeline, sharing: .init(key: readKey, publishes: true))
@@ -231,8 +232,9 @@ extension ResourceStore {
                 link.outbox = OutboxLink(outbox: outbox, remoteType: key.type, item: item)
             }
             let resource = Resource(session: session, machine: machine, link: link)
-            registry.resources[key] = WeakMember(object: resource)
-            registry.resourcesByItem[item, default: [:]][ObjectIdentifier(resource)] = WeakMember(object: resource)
+            let member = WeakMember(object: resource, generation: registry.generation)
+            registry.resources[key] = member
+            registry.resourcesByItem[item, default: [:]][ObjectIdentifier(resource)] = member
             return resource
         }
     }
@@ -315,7 +317,7 @@ extension ResourceStore {
         }
         // The persisted items, read and decoded outside the registry's lock, when no live list has the request.
         var restored: (items: [Remote.Item], loadedAt: Duration?)?
-        if let hooks, let persistence, withRegistry({ $0.lists[key]?.object == nil }) {
+        if let hooks, let persistence, withRegistry({ $0.current(key, in: $0.lists) == nil }) {
             restored = restoreList(hooks, from: persistence)
         }
         if let hooks, let persistence { link.persist = Self.listPersister(hooks, persistence) }
@@ -324,7 +326,7 @@ extension ResourceStore {
             link.outbox = OutboxLink(outbox: outbox, remoteType: key.type, item: StoreKey(type: itemType, id: 0))
         }
         return withRegistry { registry in
-            if let existing = registry.lists[key]?.object as? ListResource<Remote> { return existing }
+            if let existing = registry.current(key, in: registry.lists) as? ListResource<Remote> { return existing }
             made = true
             var state = ListState<Remote.Item>()
             if let restored {
@@ -334,8 +336,9 @@ extension ResourceStore {
                 link.restoredAt = restored.loadedAt
             }
             let list = ListResource(session: session, request: request, state: state, link: link)
-            registry.lists[key] = WeakMember(object: list)
-            registry.listsByItem[itemType, default: [:]][ObjectIdentifier(list)] = WeakMember(object: list)
+            let member = WeakMember(object: list, generation: registry.generation)
+            registry.lists[key] = member
+            registry.listsByItem[itemType, default: [:]][ObjectIdentifier(list)] = member
             return list
         }
     }

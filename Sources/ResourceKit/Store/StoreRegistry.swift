@@ -57,6 +57,8 @@ protocol StoreMember: AnyObject, Sendable {
 
 struct WeakMember {
     weak var object: (any StoreMember)?
+    /// The store's wipe generation when it was made: after a wipe, what it shows belongs to the wiped data.
+    var generation: UInt64 = 0
 }
 
 /// A store's object that was freed; its `deinit` queued this for the store to apply.
@@ -77,6 +79,16 @@ struct StoreRegistry {
     var listsByItem: [ObjectIdentifier: [ObjectIdentifier: WeakMember]] = [:]
     /// The values of resources nobody holds, by item.
     var cache: LRUCache<StoreKey, CachedItem>
+    /// How many times the store was wiped. Members made before the last wipe show what they showed until they
+    /// are freed, but nothing of theirs reaches the store again: a new resource does not start from them, a
+    /// freed one is not remembered, and asking for their key makes a new member.
+    var generation: UInt64 = 0
+
+    /// The member under `key` in `table`, if it is alive and made since the last wipe.
+    func current(_ key: StoreKey, in table: [StoreKey: WeakMember]) -> (any StoreMember)? {
+        guard let member = table[key], member.generation == generation else { return nil }
+        return member.object
+    }
 
     /// Forgets freed objects and remembers their values.
     ///
@@ -87,9 +99,9 @@ struct StoreRegistry {
             switch entry {
             case .resource(let key, let item, let object, let remembered):
                 if resources[key]?.object == nil { resources[key] = nil }
-                resourcesByItem[item]?[object] = nil
+                let born = resourcesByItem[item]?.removeValue(forKey: object)?.generation
                 if resourcesByItem[item]?.isEmpty == true { resourcesByItem[item] = nil }
-                if let remembered { cache.insert(remembered, for: item, cost: remembered.cost) }
+                if let remembered, born == generation { cache.insert(remembered, for: item, cost: remembered.cost) }
             case .list(let key, let itemType, let object):
                 if lists[key]?.object == nil { lists[key] = nil }
                 listsByItem[itemType]?[object] = nil
@@ -111,8 +123,9 @@ struct StoreRegistry {
 
     /// The newest value a live holder knows of an item: a new resource of it starts from there.
     func newestKnown(_ item: StoreKey) -> (value: any Sendable, rank: UInt64)? {
-        var members = (resourcesByItem[item] ?? [:]).values.compactMap(\.object)
-        members += (listsByItem[item.type] ?? [:]).values.compactMap(\.object)
+        let generation = self.generation
+        var members = (resourcesByItem[item] ?? [:]).values.filter { $0.generation == generation }.compactMap(\.object)
+        members += (listsByItem[item.type] ?? [:]).values.filter { $0.generation == generation }.compactMap(\.object)
         var newest: (value: any Sendable, rank: UInt64)?
         for member in members {
             guard let known = member.known(item.id), known.rank > newest?.rank ?? 0 else { continue }

@@ -99,4 +99,47 @@ import Testing
         #expect(weakPost == nil)
         #expect(weakStore == nil)
     }
+
+    /// A logout's wipe: what was alive keeps showing the old user's value until it is freed, but none of it
+    /// reaches the store again.
+    @Test func nothingAliveDuringAWipeReachesTheStoreAfterIt() async throws {
+        let (store, backend) = try makeStore()
+        var post: Resource<RemotePost>? = store.resource(RemotePost.self, id: "42")
+        _ = try await post?.read("42")
+        var list: ListResource<RemoteFeed>? = store.list(RemoteFeed.self, request: "all")
+        _ = try await list?.loadFirstPage()
+        try await store.wipe()
+        #expect(post?.state == .available(storePosts[1]))
+        backend.clearLog()
+        // Asked for after the wipe: new members, starting from nothing, not from the old ones.
+        let fresh = store.resource(RemotePost.self, id: "42")
+        #expect(fresh !== post)
+        #expect(fresh.state == .idle)
+        let freshList = store.list(RemoteFeed.self, request: "all")
+        #expect(freshList !== list)
+        #expect(freshList.state == .idle)
+        #expect(store.resource(RemotePost.self, id: "43").state == .idle)
+        // Freed after the wipe: not remembered.
+        post = nil
+        list = nil
+        #expect(store.rememberedCount == 0)
+        #expect(store.resource(RemotePost.self, id: "42") === fresh)
+        #expect(backend.requestLog.isEmpty)
+        extendLifetime((fresh, freshList))
+    }
+
+    /// Freed after the wipe with nothing else holding its item: the next resource of it reads from the server.
+    @Test func aResourceFreedAfterAWipeIsNotRemembered() async throws {
+        let (store, backend) = try makeStore()
+        var post: Resource<RemotePost>? = store.resource(RemotePost.self, id: "42")
+        _ = try await post?.read("42")
+        try await store.wipe()
+        post = nil
+        #expect(store.rememberedCount == 0)
+        let again = store.resource(RemotePost.self, id: "42")
+        #expect(again.state == .idle)
+        backend.clearLog()
+        #expect(try await again.read("42", policy: .skipIfLoaded) == storePosts[1])
+        #expect(backend.requestLog.map(\.path) == ["/api/posts/42"])
+    }
 }
