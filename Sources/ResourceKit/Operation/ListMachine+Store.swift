@@ -20,7 +20,7 @@ extension ListMachine {
     /// `placement` says.
     @inlinable mutating func receive(_ incoming: News, placement: (Item) -> ListPlacement) -> Effects {
         // A created item that answers a placeholder this list shows (a kept create that landed) takes the
-        // placeholder's place when the list would not place it otherwise.
+        // placeholder's place, wherever the list would place an item created elsewhere.
         var placeholders: [ObjectIdentifier: ListPlacement] = [:]
         if !layers.isEmpty {
             for item in incoming where item.kind == .fact && item.created {
@@ -43,22 +43,23 @@ extension ListMachine {
                 changed =
                     receive(
                         item.value, of: item.id, rank: item.rank, created: item.created, pagesInFlight: pagesInFlight,
-                        placement: { item in
-                            let place = placement(item)
-                            return place == .omitted ? placeholder ?? place : place
-                        }) || changed
+                        placement: { item in placeholder ?? placement(item) }) || changed
             case .layer:
                 // A change whose end reached us first, or will never reach us, is not shown.
                 // (An outbox's change may reach a new holder twice: from the store's news, and as it is made.)
                 guard let token = item.token, !token.hasEnded,
                     layers[item.id]?.contains(where: { $0.token == token }) != true
                 else { continue }
-                // A create's item shows where this list places created items, or where this list's own create
-                // shows it (a change the outbox kept, over the create that made it); a change's, only over an item
-                // the list holds.
-                var place = item.created ? item.value.map(placement) ?? .omitted : .omitted
-                if item.created, place == .omitted, let own = layers[item.id]?.last(where: { $0.place != .omitted }) {
-                    place = own.place
+                // A create's item shows where this list's own create shows it (a change the outbox kept, over the
+                // create that made it: the placeholder never moves), or else where this list places created
+                // items; a change's, only over an item the list holds.
+                var place = ListPlacement.omitted
+                if item.created {
+                    if let own = layers[item.id]?.last(where: { $0.place != .omitted }) {
+                        place = own.place
+                    } else {
+                        place = item.value.map(placement) ?? .omitted
+                    }
                 }
                 changed = addLayer(ListLayer(token: token, fact: item.fact, place: place), of: item.id) || changed
             case .unlayer:

@@ -156,6 +156,38 @@ extension OutboxTests {
         extendLifetime((latest, oldest, all))
     }
 
+    /// In the list that made it, a kept create's placeholder stays at the end, where an answer goes, whatever the
+    /// list's type places created items: while it is tried, once it is kept, and when the server's item lands.
+    @Test func aKeptCreatesPlaceholderNeverMovesInTheListThatMadeIt() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try launch(registers: false)
+        store.queueWhenOffline(list: RemoteFeed.self)
+        // "latest" places posts created elsewhere at its start.
+        let latest = store.list(RemoteFeed.self, request: "latest")
+        _ = try await latest.loadFirstPage()
+        let recorder = latest.recordStates()
+        _ = try await recorder.waitForCount(1)
+        backend.isReachable = false
+        let draft = Post(id: "draft-1", title: "Written on the train")
+        _ = try await expectQueued { () async throws(NetworkError) in
+            _ = try await latest.create(Post(id: "", title: draft.title), optimistic: draft)
+        }
+        #expect(latest.items.map(\.id) == ["42", "43", "44", "draft-1"])
+        backend.isReachable = true
+        await store.outbox?.replay()
+        let created = try #require(try backend.records(Post.self, in: "posts").first { $0.title == draft.title })
+        #expect(latest.items.map(\.id) == ["42", "43", "44", created.id])
+        // Every state, in order: the placeholder appears at the end, stays there as the outbox takes it over, and
+        // the server's item takes its place.
+        let states = try await recorder.waitForCount(4)
+        recorder.stop()
+        #expect(
+            states.map { $0.items.map(\.id) } == [
+                ["42", "43", "44"], ["42", "43", "44", "draft-1"], ["42", "43", "44", "draft-1"],
+                ["42", "43", "44", created.id],
+            ])
+    }
+
     @Test func aKeptCreateLandingInTheSameRunTakesItsPlaceholdersPlaceInTheListThatMadeIt() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try launch(registers: false)
@@ -194,7 +226,8 @@ extension OutboxTests {
         let id = try await expectQueued { () async throws(NetworkError) in
             _ = try await latest.create(Post(id: "42", title: "Refused"), optimistic: draft)
         }
-        #expect(latest.items.map(\.id) == ["draft-1", "42", "43", "44"])
+        // At the end of the list that made it, where it was shown while it was tried.
+        #expect(latest.items.map(\.id) == ["42", "43", "44", "draft-1"])
         backend.isReachable = true
         // A post with an id the server already has: refused with a 400.
         await store.outbox?.replay()
