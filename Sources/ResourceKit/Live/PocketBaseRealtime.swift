@@ -18,9 +18,12 @@ import Synchronization
 ///   nothing for a collection nobody holds. They follow the store: a resource or list made or freed posts the
 ///   new set (each post replaces the whole set on the server). Past 200 records of one collection, the source
 ///   follows the whole collection (PocketBase takes at most 1,000 topics a client). A post that fails is tried
-///   again, waiting as ``ReconnectPolicy`` says, except for a lost client (which reconnects) and a refusal (a
-///   `4xx` other than 404, 408 or 429, such as credentials that changed), which stops the source with that
-///   error. The post carries the session's credentials, so
+///   again, waiting as ``ReconnectPolicy`` says, except for a lost client and a refusal. A lost client (a
+///   `404`: the server no longer knows the client id, as when the stream reached another server behind a load
+///   balancer, or the server restarted) drops the stream and connects again at once, for a new client id whose
+///   post follows; lost again before a connection opens, it waits as ``ReconnectPolicy`` says, and past its
+///   ``ReconnectPolicy/maximumAttempts`` the source stops with the `404`. A refusal (a `4xx` other than 404,
+///   408 or 429, such as credentials that changed) stops the source with that error. The post carries the session's credentials, so
 ///   the server's list and view rules decide what arrives: PocketBase checks the subscriber's rights per
 ///   record.
 /// - Changes: `create`, `update` and `delete` events go to ``ResourceStore/apply(_:as:)``, ordered by the
@@ -129,10 +132,44 @@ public struct PocketBaseRealtime: LiveSource {
         try result.get()
     }
 
-    /// Reads the event stream: client ids to the connection, changes to the store.
+    /// Reads the event stream, connecting again whenever the server forgets the client (a subscription post
+    /// answered `404`), backing off as ``reconnect`` says when that happens several times in a row.
     private func read(into store: ResourceStore, _ connection: Connection, signal: AsyncStream<Void>.Continuation)
         async throws(NetworkError)
     {
+        var lostInARow = 0
+        while true {
+            let stream = Task { () async -> Result<Void, NetworkError> in
+                do throws(NetworkError) {
+                    try await readStream(into: store, connection, signal: signal)
+                    return .success(())
+                } catch {
+                    return .failure(error)
+                }
+            }
+            let result = await withTaskCancellationHandler {
+                connection.reading(stream)
+                return await stream.value
+            } onCancel: {
+                stream.cancel()
+            }
+            guard let lost = connection.takeLost(), !Task.isCancelled else { return try result.get() }
+            // The client the server forgot: its stream is dropped, and a new one gets a new client id.
+            lostInARow = connection.wasOpenedSinceLost ? 1 : lostInARow + 1
+            guard reconnect.allowsAttempt(afterFailures: lostInARow) else { throw lost }
+            if lostInARow > 1 {
+                let timeline = session.timeline
+                let wait = reconnect.wait(afterFailures: lostInARow - 1, base: reconnect.initialDelay)
+                do { try await timeline.sleep(until: timeline.now + wait) } catch { throw .cancelled }
+            }
+        }
+    }
+
+    /// Reads one event stream (which reconnects by itself after a lost connection): client ids to the
+    /// connection, changes to the store.
+    private func readStream(
+        into store: ResourceStore, _ connection: Connection, signal: AsyncStream<Void>.Continuation
+    ) async throws(NetworkError) {
         let decoder = session.decoder
         let collections = Dictionary(followed.map { ($0.collection, $0) }, uniquingKeysWith: { first, _ in first })
         for try await event in session.events(Endpoint(.get, path), reconnect: reconnect) {
@@ -167,8 +204,13 @@ public struct PocketBaseRealtime: LiveSource {
                 _ = try await session.response(for: Endpoint(.post, path, body: .json(body)))
             } catch {
                 connection.postFailed(clientID)
-                // A lost client (404) reconnects and posts for its new id; a cancelled source stops.
-                if error.statusCode == 404 || error.code == .cancelled || Task.isCancelled { return .done }
+                // A lost client (404): the stream is dropped and connects again, and the new client's post
+                // follows. A cancelled source stops.
+                if error.statusCode == 404 {
+                    connection.lost(clientID, error)
+                    return .done
+                }
+                if error.code == .cancelled || Task.isCancelled { return .done }
                 if let status = error.statusCode, (400..<500).contains(status), status != 408, status != 429 {
                     return .refused(error)
                 }
@@ -217,9 +259,51 @@ public struct PocketBaseRealtime: LiveSource {
             var postedTopics: [String]?
             var postedFor: String?
             var announced = 0
+            /// The task reading the current event stream, which a lost client cancels.
+            var reader: Task<Result<Void, NetworkError>, Never>?
+            /// Why the reader was cancelled: the server forgot the client.
+            var lost: NetworkError?
+            /// Whether a connection opened (its subscriptions landed) since the last lost client.
+            var openedSinceLost = false
         }
 
         let state = Mutex(State())
+
+        func reading(_ task: Task<Result<Void, NetworkError>, Never>) {
+            let cancel = state.withLock { state in
+                state.reader = task
+                return state.lost != nil
+            }
+            if cancel { task.cancel() }
+        }
+
+        /// The server answered that it does not know `clientID`: its stream is dropped, so that a new
+        /// connection brings a new client.
+        func lost(_ clientID: String, _ error: NetworkError) {
+            let reader = state.withLock { state -> Task<Result<Void, NetworkError>, Never>? in
+                guard state.clientID == clientID, state.lost == nil else { return nil }
+                state.lost = error
+                state.clientID = nil
+                return state.reader
+            }
+            reader?.cancel()
+        }
+
+        /// The error of a lost client that ended the last stream, if one did; clears it.
+        func takeLost() -> NetworkError? {
+            state.withLock { state in
+                defer { state.lost = nil }
+                return state.lost
+            }
+        }
+
+        /// Whether a connection opened since the last lost client; clears it.
+        var wasOpenedSinceLost: Bool {
+            state.withLock { state in
+                defer { state.openedSinceLost = false }
+                return state.openedSinceLost
+            }
+        }
 
         func connected(_ clientID: String) {
             state.withLock { state in
@@ -256,6 +340,7 @@ public struct PocketBaseRealtime: LiveSource {
             state.withLock { state in
                 guard state.clientID == clientID, state.announced < number else { return false }
                 state.announced = number
+                state.openedSinceLost = true
                 return true
             }
         }

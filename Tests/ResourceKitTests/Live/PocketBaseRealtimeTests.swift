@@ -236,4 +236,84 @@ import Testing
         clock.advance(by: .seconds(60))
         #expect(writers.withLock { $0.count } == 1)
     }
+
+    /// A lost client (PocketBase answers the subscription post with `404`: the stream reached another server,
+    /// or the server forgot it) drops its stream and connects again; the new client's post follows what the
+    /// store holds, holders made later included, and what is observed is read again once.
+    @Test func aLostClientReconnectsAndFollowsWhatTheStoreHoldsAgain() async throws {
+        // Opens when the new client's post follows the whole collection.
+        let followsCollection = AsyncLatch()
+        stub.stub(.post, "/api/realtime") { request in
+            struct Body: Decodable { var clientId: String; var subscriptions: [String] }
+            let body = request.httpBody.flatMap { try? JSONDecoder().decode(Body.self, from: $0) }
+            guard body?.clientId == "c1" else {
+                if body?.subscriptions == ["posts/*"] { followsCollection.open() }
+                return HTTPResponse(statusCode: 204, url: request.url)
+            }
+            return HTTPResponse(
+                statusCode: 404,
+                body: Data(#"{"status":404,"message":"Missing or invalid client id.","data":{}}"#.utf8),
+                url: request.url)
+        }
+        let store = ResourceStore(session: session)
+        let post = store.resource(RemotePost.self, id: "42")
+        try await post.read("42")
+        let postStates = post.recordStates()
+        let opened = Locked<[Int]>([])
+        let open = AsyncLatch()
+        let realtime = PocketBaseRealtime(
+            session: session, reconnect: ReconnectPolicy(initialDelay: .seconds(1), jitter: .none),
+            onOpen: { number in
+                opened.withLock { $0.append(number) }
+                open.open()
+            }
+        ).following(RemotePost.self, collection: "posts")
+        let live = Task { try await realtime.run(in: store) }
+        defer { live.cancel() }
+        try await connect("c1")
+        // The post for c1 is answered 404: the stream goes, and a new one comes at once, with no wait.
+        try await arrived[1].wait()
+        #expect(writers.withLock { $0[0] }.yield(Data(": still there?\n".utf8)) == false)
+        try await connect("c2", on: 1)
+        try await open.wait()
+        #expect(opened.withLock { $0 } == [2])
+        #expect(posts.map(\.0) == ["c1", "c2"])
+        #expect(posts.last?.1 == ["posts/42"])
+        // The gap is closed: the observed resource is read again, once.
+        _ = try await postStates.waitForCount(3)
+        postStates.stop()
+        #expect(stub.requests.filter { $0.url?.path == "/api/posts/42" }.count == 2)
+        // A holder made after the reconnection is followed on the new client.
+        let later = store.list(RemoteFeed.self, request: "latest")
+        try await followsCollection.wait()
+        #expect(posts.last?.0 == "c2")
+        #expect(posts.last?.1 == ["posts/*"])
+        extendLifetime(later)
+    }
+
+    /// A server that forgets every client: each new stream waits as the reconnection policy says, and past its
+    /// attempts the source stops with the `404`.
+    @Test func aServerThatLosesEveryClientBacksOffThenStops() async throws {
+        stub.stub(
+            .post, "/api/realtime", status: 404,
+            json: #"{"status":404,"message":"Missing or invalid client id.","data":{}}"#)
+        let store = ResourceStore(session: session)
+        let feed = store.list(RemoteFeed.self, request: "latest")
+        let realtime = PocketBaseRealtime(
+            session: session, reconnect: ReconnectPolicy(initialDelay: .seconds(1), jitter: .none, maximumAttempts: 3)
+        ).following(RemotePost.self, collection: "posts")
+        let live = Task { try await realtime.run(in: store) }
+        try await connect("c1")
+        // Lost once: reconnects at once.
+        try await connect("c2", on: 1)
+        // Lost twice in a row: waits 1 s first.
+        try await clock.waitForSleepers(timeout: .seconds(10)) { $0.contains(.seconds(1)) }
+        #expect(writers.withLock { $0.count } == 2)
+        clock.advance(by: .seconds(1))
+        try await connect("c3", on: 2)
+        let error = await #expect(throws: NetworkError.self) { try await live.value }
+        #expect(error?.statusCode == 404)
+        #expect(posts.map(\.0) == ["c1", "c2", "c3"])
+        extendLifetime(feed)
+    }
 }
