@@ -16,8 +16,8 @@ public import Foundation
 /// - **Log files:** the newest record of a key wins; a removal is a record too. Small log files are merged with
 ///   the next batch as it is written (a file is rewritten when the batches after it add up to half its size),
 ///   and all of them are rewritten into one when replaced and removed records take more bytes than the
-///   entries (and 64 KB), so a directory holds a few files and about twice its entries' bytes at most, besides
-///   the batch being written.
+///   entries and more than 64 KB, so a directory holds a few files of at most twice its entries' bytes, or
+///   its entries' bytes plus 64 KB when that is more, besides the batch being written.
 /// - **Checked:** each record carries a checksum of its key and header and one of its value (FNV-1a 64). A
 ///   record that fails a check is dropped, counted in ``droppedCount`` and never returned: its entry is gone
 ///   (read again from the network), not replaced by an older record of its key. Only when a record's header

@@ -104,7 +104,8 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
     }
 
     /// How long ago the value shown was loaded, on the session's clock: by a read, a create or update, another
-    /// holder in the store, or (for a value restored from persistence) in an earlier run; `nil` when no
+    /// holder in the store, or (for a value restored from persistence) in an earlier run, whose age at the
+    /// restart is measured on the wall clock and carried onto the session's clock from there; `nil` when no
     /// loaded value is shown or it was marked stale.
     public var age: Duration? {
         let now = session.timeline.now

@@ -29,9 +29,11 @@ public struct Endpoint: Sendable {
     public var retry: RetryPolicy?
     /// Where the upload of this request's body reports how far it has come: the bytes handed to the
     /// transport, restarted at zero by each attempt and redirect that sends the body again, and finished when
-    /// the call ends. With a progress, the body is streamed, whatever its kind, so that it can be counted; a
-    /// body streamed anyway (``RequestBody/file(_:contentType:)``, a ``MultipartForm`` with files) is counted
-    /// with or without one. Use one progress per call.
+    /// the call ends. With a progress, the body is streamed, whatever its kind, so that it can be counted: a
+    /// body in memory (``RequestBody/data(_:contentType:)``, JSON) is then sent from a stream too, which on
+    /// Linux means `Transfer-Encoding: chunked` with no `Content-Length` (a server that insists on a length
+    /// refuses it, some with `411` or `501`). A body streamed anyway (``RequestBody/file(_:contentType:)``, a
+    /// ``MultipartForm`` with files) is counted with or without one. Use one progress per call.
     public var uploadProgress: TransferProgress?
     /// How long the transfer may go without a byte sent or received before the transport ends it, for this
     /// request: the `URLRequest`'s `timeoutInterval`, whole seconds rounded up, which `URLSession` measures as

@@ -177,7 +177,7 @@ import Testing
     }
 
     /// Random batches of stores and removals, some reopenings: after each step the storage agrees with a
-    /// dictionary, and the files stay few and at most about twice the entries' bytes.
+    /// dictionary, and the files stay few and within the documented bound.
     @Test(arguments: [1, 2, 3, 4]) func randomBatchesAgreeWithAModel(seed: UInt64) throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         var random = SeededGenerator(state: seed)
@@ -212,7 +212,10 @@ import Testing
                 + ((try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(name).path)[
                     .size] as? Int) ?? 0)
         }
-        #expect(fileBytes <= 2 * reopened.totalBytes + (64 << 10) + 1_000, "seed \(seed)")
+        // As documented: at most twice the entries' bytes, or the entries' bytes plus 64 KB when that is more
+        // (and the last batch's records, which no merge has taken yet).
+        let bound = max(2 * reopened.totalBytes, reopened.totalBytes + (64 << 10))
+        #expect(fileBytes <= bound + 1_000, "seed \(seed): \(fileBytes) bytes for \(reopened.totalBytes)")
     }
 
     @Test func aSecondStorageOnTheDirectorySeesWhatTheFirstWrites() throws {
