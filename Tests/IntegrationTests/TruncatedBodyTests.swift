@@ -15,9 +15,15 @@ final class TruncatingServer: Sendable {
     let port: UInt16
     private let descriptor: Int32
 
-    /// - Parameter chunked: Whether the body is chunked and ends without its last chunk, instead of sending
-    ///   4,000 of the 10,000 bytes its `Content-Length` announces.
-    init(chunked: Bool, connections: Int = 8) throws {
+    /// - Parameters:
+    ///   - chunked: Whether the body is chunked and ends without its last chunk, instead of sending 4,000 of the
+    ///     10,000 bytes its `Content-Length` announces.
+    ///   - contentType: The body's type.
+    ///   - body: What a chunked body sends before the connection closes.
+    init(
+        chunked: Bool, contentType: String = "application/octet-stream",
+        body chunk: String = String(repeating: "a", count: 4_000), connections: Int = 8
+    ) throws {
         (descriptor, port) = try listenOnLoopback()
         let fd = descriptor
         Thread.detachNewThread {
@@ -26,13 +32,12 @@ final class TruncatingServer: Sendable {
                 guard client >= 0 else { return }
                 var scratch = [UInt8](repeating: 0, count: 8192)
                 _ = recv(client, &scratch, scratch.count, 0)
-                let body = String(repeating: "a", count: 4_000)
                 let answer =
                     chunked
-                    ? "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: application/octet-stream\r\n\r\n"
-                        + String(4_000, radix: 16) + "\r\n" + body + "\r\n"
-                    : "HTTP/1.1 200 OK\r\nContent-Length: 10000\r\nContent-Type: application/octet-stream\r\n\r\n"
-                        + body
+                    ? "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: \(contentType)\r\n\r\n"
+                        + String(chunk.utf8.count, radix: 16) + "\r\n" + chunk + "\r\n"
+                    : "HTTP/1.1 200 OK\r\nContent-Length: 10000\r\nContent-Type: \(contentType)\r\n\r\n"
+                        + String(repeating: "a", count: 4_000)
                 let bytes = Array(answer.utf8)
                 _ = bytes.withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) }
                 _ = close(client)
@@ -80,5 +85,16 @@ final class TruncatingServer: Sendable {
         }
         #expect(error?.code == .invalidResponse)
         #expect(!FileManager.default.fileExists(atPath: destination.path))
+    }
+
+    /// An event stream whose connection is cut midway (a chunked body without its last chunk) reconnects, as
+    /// after any lost connection: a cut body is not a broken response there.
+    @Test func anEventStreamCutMidwayReconnects() async throws {
+        let server = try TruncatingServer(chunked: true, contentType: "text/event-stream", body: "id: 7\ndata: a\n\n")
+        var iterator = Self.session(server).events(
+            Endpoint(.get, "events"), reconnect: ReconnectPolicy(initialDelay: .zero, jitter: .none)
+        ).makeAsyncIterator()
+        #expect(try await iterator.next() == ServerSentEvent(data: "a", lastEventID: "7"))
+        #expect(try await iterator.next() == ServerSentEvent(data: "a", lastEventID: "7"))
     }
 }

@@ -275,6 +275,8 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         static func reconnects(after error: NetworkError) -> Bool {
             switch error.code {
             case .transport, .timeout: true
+            // A body cut short is a connection lost midway, whatever the platform calls it.
+            case .invalidResponse: error.message.hasPrefix(URLSessionTransport.truncatedBodyMessage)
             case .httpStatus: [408, 429, 500, 502, 503, 504].contains(error.statusCode ?? 0)
             default: false
             }

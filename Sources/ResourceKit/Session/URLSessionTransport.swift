@@ -219,8 +219,11 @@ public struct URLSessionTransport: HTTPTransport {
         guard let error = error as? URLError, error.code != .cancelled, error.code != .timedOut,
             error.localizedDescription.contains("transfer closed with")
         else { return nil }
-        return .invalidResponse("the body ended before its announced end (\(error.localizedDescription))")
+        return .invalidResponse("\(truncatedBodyMessage) (\(error.localizedDescription))")
     }
+
+    /// How the error of a body cut short starts: a stream of events reads it as a lost connection.
+    static let truncatedBodyMessage = "the body ended before its announced end"
 
     /// Answers an authentication challenge with its own response: `remember` keeps the `401` (or `407`) the
     /// server sent, and the protection space is rejected, so the task ends and the caller gets that response.

@@ -184,7 +184,7 @@ final class StreamedTask: Sendable {
         var failure = error.map { URLSessionTransport.truncatedBody($0) ?? NetworkError($0) }
         // A body cut short by the connection, whatever words the platform has for it.
         if short, !isStopped, let cut = failure, cut.code == .transport {
-            failure = .invalidResponse("the body ended before its announced end (\(cut.message))")
+            failure = .invalidResponse("\(URLSessionTransport.truncatedBodyMessage) (\(cut.message))")
         }
         writer?.finish(throwing: challenged != nil && !isStopped && failure == .cancelled ? nil : failure)
     }
