@@ -5,14 +5,15 @@ extension ResourceStore {
     /// Removes what the store keeps of its items, in memory and on disk: the remembered values of freed
     /// resources, every queued write, every persisted entry, and every change kept in the ``outbox`` (rolled
     /// back in every holder): a logout. The directories are left empty. Live resources and lists keep what
-    /// they show until they are freed, but nothing of theirs reaches the store again: they persist nothing, a
-    /// freed one is not remembered, no new resource starts from what they show, and asking the store for
-    /// their id or request after the wipe makes a new resource or list.
+    /// they show until they are freed, but nothing of theirs reaches the store again: they persist nothing,
+    /// what they learn reaches no other holder, a change they make offline is not kept (it fails as without an
+    /// outbox), a live source does not follow them, a freed one is not remembered, no new resource starts from
+    /// what they show, and asking the store for their id or request after the wipe makes a new resource or list.
     /// - Throws: ``NetworkError/file(_:)`` when the persisted entries could not be removed.
     public func wipe() async throws(NetworkError) {
         withRegistry { registry in
             registry.cache = LRUCache(capacity: capacity)
-            registry.generation &+= 1
+            registry.generation = wipes.add(1, ordering: .acquiringAndReleasing).newValue
         }
         try await outbox?.wipe()
         try await persistence?.wipe()

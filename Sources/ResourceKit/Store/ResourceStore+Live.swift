@@ -149,10 +149,16 @@ extension ResourceStore {
     where Remote.Value: Identifiable, Remote.Value.ID: Sendable {
         let itemType = ObjectIdentifier(Remote.Value.self)
         return withRegistry { registry in
-            let lists = (registry.listsByItem[itemType] ?? [:]).values.contains { $0.object != nil }
+            // Holders made before the last wipe show the wiped user's items: nothing follows them.
+            let generation = registry.generation
+            let lists = (registry.listsByItem[itemType] ?? [:]).values.contains {
+                $0.generation == generation && $0.object != nil
+            }
             var ids: [Remote.Value.ID] = []
             for (key, holders) in registry.resourcesByItem where key.type == itemType {
-                if let id = key.id.base as? Remote.Value.ID, holders.values.contains(where: { $0.object != nil }) {
+                if let id = key.id.base as? Remote.Value.ID,
+                    holders.values.contains(where: { $0.generation == generation && $0.object != nil })
+                {
                     ids.append(id)
                 }
             }

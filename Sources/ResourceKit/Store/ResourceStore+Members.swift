@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// How a store's resource reaches its store; made where the item's id type is known.
 ///
@@ -25,6 +26,8 @@ import Foundation
 struct OutboxLink: Sendable {
     let outbox: Outbox
     let remoteType: ObjectIdentifier
+    /// The store's wipe generation when the holder was made: a holder made before the last wipe keeps nothing.
+    let generation: UInt64
     /// The item: its value type and id (for a list, the id of the change's item; `nil` for a create).
     var item: StoreKey?
 
@@ -53,6 +56,9 @@ struct OutboxLink: Sendable {
         _ session: NetworkSession, _ link: OutboxLink?, _ send: (Endpoint) async throws(NetworkError) -> Outcome
     ) async throws(NetworkError) -> Outcome {
         guard let link else { return try await send(endpoint) }
+        // A holder from before the last wipe (an old screen of the previous user): its changes go to the server
+        // or fail, never into the emptied outbox, to be sent later with someone else's credentials.
+        guard link.outbox.isCurrent(link.generation) else { return try await send(endpoint) }
         guard link.outbox.accepts(link.remoteType) else {
             if let item = link.item, link.outbox.holdsChanges(of: item) {
                 throw .invalidRequest(
@@ -162,9 +168,12 @@ extension ResourceStore {
         let key = StoreKey(type: ObjectIdentifier(Remote.self), id: AnyHashable(id))
         let item = StoreKey(type: ObjectIdentifier(Remote.Value.self), id: AnyHashable(id))
         let readKey = (try? Remote.readEndpoint(for: id))?.requestKey
+        // Made before a wipe that comes later, its news reaches no one: what it shows is the wiped user's.
+        let born = wipes.load(ordering: .acquiring)
         var link = ResourceLink<Remote>(
             readKey: readKey,
             publish: { resource, news in
+                guard self.wipes.load(ordering: .relaxed) == born else { return }
                 self.publish(
                     news, of: item, id: id, from: ObjectIdentifier(resource), isOwnItem: isOwnItem,
                     label: { resource.cachedLabel })
@@ -229,10 +238,10 @@ extension ResourceStore {
             }
             if let hooks, let persistence { link.persist = (persister ?? Self.persister)(hooks, persistence) }
             if let outbox {
-                link.outbox = OutboxLink(outbox: outbox, remoteType: key.type, item: item)
+                link.outbox = OutboxLink(outbox: outbox, remoteType: key.type, generation: born, item: item)
             }
             let resource = Resource(session: session, machine: machine, link: link)
-            let member = WeakMember(object: resource, generation: registry.generation)
+            let member = WeakMember(object: resource, generation: born)
             registry.resources[key] = member
             registry.resourcesByItem[item, default: [:]][ObjectIdentifier(resource)] = member
             return resource
@@ -296,8 +305,12 @@ extension ResourceStore {
     ) -> ListResource<Remote> {
         let key = StoreKey(type: ObjectIdentifier(Remote.self), id: id)
         let itemType = ObjectIdentifier(Remote.Item.self)
+        let born = wipes.load(ordering: .acquiring)
         var link = ListLink<Remote>(
-            publish: { list, news in self.publish(news, from: ObjectIdentifier(list)) { list.cachedLabel } },
+            publish: { list, news in
+                guard self.wipes.load(ordering: .relaxed) == born else { return }
+                self.publish(news, from: ObjectIdentifier(list)) { list.cachedLabel }
+            },
             hear: hear,
             release: { identifier in
                 self.released.withLock { $0.append(.list(key: key, itemType: itemType, object: identifier)) }
@@ -323,7 +336,8 @@ extension ResourceStore {
         if let hooks, let persistence { link.persist = Self.listPersister(hooks, persistence) }
         if let outbox {
             // The item is filled in per change: a list holds many.
-            link.outbox = OutboxLink(outbox: outbox, remoteType: key.type, item: StoreKey(type: itemType, id: 0))
+            link.outbox = OutboxLink(
+                outbox: outbox, remoteType: key.type, generation: born, item: StoreKey(type: itemType, id: 0))
         }
         return withRegistry { registry in
             if let existing = registry.current(key, in: registry.lists) as? ListResource<Remote> { return existing }
@@ -336,7 +350,7 @@ extension ResourceStore {
                 link.restoredAt = restored.loadedAt
             }
             let list = ListResource(session: session, request: request, state: state, link: link)
-            let member = WeakMember(object: list, generation: registry.generation)
+            let member = WeakMember(object: list, generation: born)
             registry.lists[key] = member
             registry.listsByItem[itemType, default: [:]][ObjectIdentifier(list)] = member
             return list

@@ -34,6 +34,10 @@ public final class ResourceStore: Sendable {
     private let registry: Locked<StoreRegistry>
     /// Freed objects, queued by their `deinit` for the next access to the registry.
     let released = Locked<[Released]>([])
+    /// How many times the store was wiped, readable without its lock: what a member made before the last wipe
+    /// checks before it publishes or keeps a change. Written only under the registry's lock, with
+    /// ``StoreRegistry/generation``.
+    let wipes = Atomic<UInt64>(0)
     /// Who learns that the store's live objects changed (a live source following them); see
     /// ``membershipChanges()``.
     let membershipWatchers = Locked<[UInt64: AsyncStream<Void>.Continuation]>([:])

@@ -253,6 +253,29 @@ extension OutboxTests {
         #expect(try launch().outbox?.pending.isEmpty == true)
     }
 
+    /// A resource alive during a wipe (an old screen of the previous user) keeps nothing after it: its offline
+    /// change fails instead of going into the emptied outbox, to be sent later with someone else's credentials.
+    @Test func aHolderFromBeforeAWipeKeepsNoChange() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try launch()
+        let post = store.resource(RemotePost.self, id: "42")
+        try await post.read("42")
+        try await store.wipe()
+        backend.isReachable = false
+        let edited = Post(id: "42", title: "After the logout")
+        let error = await #expect(throws: NetworkError.self) { try await post.update(edited, optimistic: edited) }
+        #expect(error?.isUnreachable == true)
+        #expect(error?.code != .queued)
+        #expect(store.outbox?.pending.isEmpty == true)
+        #expect(post.state.value == Post(id: "42", title: "Hello"))
+        // A resource made after the wipe keeps its change as usual.
+        let current = store.resource(RemotePost.self, id: "43")
+        _ = try await expectQueued { () async throws(NetworkError) in
+            _ = try await current.update(Post(id: "43", title: "Kept"), optimistic: Post(id: "43", title: "Kept"))
+        }
+        #expect(store.outbox?.pending.count == 1)
+    }
+
     /// The files under `directory`, at any depth, relative to it.
     static func files(under directory: URL) -> [String] {
         let enumerator = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.isRegularFileKey])

@@ -108,6 +108,7 @@ import Testing
         _ = try await post?.read("42")
         var list: ListResource<RemoteFeed>? = store.list(RemoteFeed.self, request: "all")
         _ = try await list?.loadFirstPage()
+        let onlyBefore = store.resource(RemotePost.self, id: "41")
         try await store.wipe()
         #expect(post?.state == .available(storePosts[1]))
         backend.clearLog()
@@ -119,13 +120,21 @@ import Testing
         #expect(freshList !== list)
         #expect(freshList.state == .idle)
         #expect(store.resource(RemotePost.self, id: "43").state == .idle)
+        // What an old member learns reaches no one: not the new members, not the store's memory, not a live
+        // source.
+        _ = try await post?.update(Post(id: "42", title: "Old screen"))
+        #expect(fresh.state == .idle)
+        #expect(freshList.state == .idle)
+        #expect(store.liveHolders(of: RemotePost.self).ids == ["42"])
         // Freed after the wipe: not remembered.
+        weak let freedPost = post
         post = nil
         list = nil
+        #expect(freedPost == nil)
         #expect(store.rememberedCount == 0)
         #expect(store.resource(RemotePost.self, id: "42") === fresh)
-        #expect(backend.requestLog.isEmpty)
-        extendLifetime((fresh, freshList))
+        #expect(backend.requestLog.map(\.method) == [.patch])
+        extendLifetime((fresh, freshList, onlyBefore))
     }
 
     /// Freed after the wipe with nothing else holding its item: the next resource of it reads from the server.
