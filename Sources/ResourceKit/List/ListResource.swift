@@ -109,8 +109,9 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
         return storage.withLock { $0.machine.epoch == 0 && $0.machine.settled.content.value != nil }
     }
 
-    /// How long ago the restored items were loaded, on the wall clock across the restart; `nil` when the list is
-    /// not ``isRestored`` (or its items were persisted without a time).
+    /// How long ago the restored items were loaded: the wall-clock time from their loading to the restart, then
+    /// the session's clock; `nil` when the list is not ``isRestored`` (or its items were persisted without a
+    /// time).
     public var restoredAge: Duration? {
         guard isRestored, let loadedAt = link?.restoredAt else { return nil }
         return max(.zero, session.timeline.now - loadedAt)

@@ -89,7 +89,9 @@ public struct PocketBaseRealtime: LiveSource {
     /// Runs the source until the calling task is cancelled.
     /// - Parameter store: The store whose holders show the changes.
     /// - Throws: ``NetworkError/cancelled`` once cancelled; the stream's error when it cannot reconnect (a
-    ///   status other than those it retries, or ``ReconnectPolicy/maximumAttempts`` failed attempts).
+    ///   status other than those it retries, or ``ReconnectPolicy/maximumAttempts`` failed attempts); a
+    ///   subscription post's refusal (a `4xx` other than 404, 408 and 429); or the `404` of a lost client when
+    ///   the client is lost ``ReconnectPolicy/maximumAttempts`` times in a row before a connection opens.
     public func run(in store: ResourceStore) async throws(NetworkError) {
         let connection = Connection()
         let (signals, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))

@@ -15,7 +15,7 @@ import Foundation
 public struct ReconnectPolicy: Sendable, Equatable {
     /// The reconnection time until the server sends a `retry` field.
     public var initialDelay: Duration
-    /// How much longer each failed attempt in a row makes the next wait.
+    /// How much longer each failed attempt in a row after the first makes the next wait.
     public var multiplier: Double
     /// The longest wait, before jitter, unless the server's `retry` asks for longer.
     public var maximumDelay: Duration

@@ -187,7 +187,8 @@ public final class FileEntryStorage: EntryStorage {
     public var droppedCount: Int { index.withLock { $0.dropped } }
 
     /// The bytes the stored entries take: the size of their newest records, which ``maximumBytes`` bounds. The
-    /// files take more until replaced and removed records are merged away (at most about twice as much).
+    /// files take more until replaced and removed records are merged away: at most twice as much, or 64 KB more
+    /// when that is more.
     public var totalBytes: Int { index.withLock { $0.totalBytes } }
 
     /// How many log files the directory holds: for tests of the package.

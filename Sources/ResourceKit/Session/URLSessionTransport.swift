@@ -241,13 +241,14 @@ public struct URLSessionTransport: HTTPTransport {
         completionHandler(.rejectProtectionSpace, nil)
     }
 
-    /// `URLSession` sends a streamed body again from its start (a connection that closed as it was reused):
-    /// a fresh stream of the same body, or, for a caller's stream, which cannot be read twice, one that fails,
-    /// so that the transfer ends rather than send the body short.
     /// Where the transport calls what waits for `URLSession`'s queue (a task's `cancel()`, a challenge's answer):
     /// a serial queue of its own, which gets a thread of its own. A global queue would not do: its few threads
     /// (as many as cores) blocked there starve every other queue of the process, `URLSession`'s included.
     static let waitingCalls = DispatchQueue(label: "ResourceKit.URLSessionTransport.waitingCalls")
+
+    /// `URLSession` sends a streamed body again from its start (a connection that closed as it was reused):
+    /// a fresh stream of the same body, or, for a caller's stream, which cannot be read twice, one that fails,
+    /// so that the transfer ends rather than send the body short.
 
     static func restartBody(of task: URLSessionTask, _ completionHandler: @Sendable (InputStream?) -> Void) {
         completionHandler((task.originalRequest?.httpBodyStream as? BodyInputStream)?.restarted())
