@@ -30,8 +30,14 @@ final class TruncatingServer: Sendable {
             for _ in 0..<connections {
                 let client = accept(fd, nil, nil)
                 guard client >= 0 else { return }
+                // The whole request head first: a close with request bytes unread would reset the connection.
+                var head: [UInt8] = []
                 var scratch = [UInt8](repeating: 0, count: 8192)
-                _ = recv(client, &scratch, scratch.count, 0)
+                while !head.suffix(4).elementsEqual("\r\n\r\n".utf8) {
+                    let count = recv(client, &scratch, scratch.count, 0)
+                    guard count > 0 else { break }
+                    head += scratch[..<count]
+                }
                 let answer =
                     chunked
                     ? "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: \(contentType)\r\n\r\n"
