@@ -23,6 +23,8 @@ struct EndlessWorkloads: Sendable {
         var prefix: Data = Data()
         /// When the server opens its threshold gate (for a client that waits for the server to have sent that much).
         var threshold: Int = .max
+        /// Whether the transport bounds a body read whole to 4 MiB (its default is 64 MiB).
+        var boundsBody = false
         var run: @Sendable (NetworkSession, EndlessBenchmarkServer) async throws -> Void
     }
 
@@ -60,6 +62,15 @@ struct EndlessWorkloads: Sendable {
             } catch let error as NetworkError where error.code == .invalidResponse && events == 1 {}
         },
         Case(
+            name: "200, endless body: send, 4 MiB bound", head: "HTTP/1.1 200 OK\r\nContent-Type: application/json",
+            boundsBody: true
+        ) { session, _ in
+            do {
+                _ = try await session.data(for: Endpoint(.get, "endless"))
+                throw BenchmarkError("send returned an endless body")
+            } catch let error as NetworkError where error.code == .invalidResponse {}
+        },
+        Case(
             name: "200, 256 MiB nobody reads, dropped",
             head: "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream", threshold: 256 << 20
         ) { session, server in
@@ -78,9 +89,10 @@ struct EndlessWorkloads: Sendable {
             var closes: [Double] = []
             for _ in 0..<rounds {
                 let server = try EndlessBenchmarkServer(head: item.head, prefix: item.prefix, threshold: item.threshold)
+                var transport = URLSessionTransport(timeout: .seconds(30))
+                if item.boundsBody { transport.maximumResponseBodySize = 4 << 20 }
                 let session = NetworkSession(
-                    baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(30)),
-                    timeLimit: nil)
+                    baseURL: "http://127.0.0.1:\(server.port)", transport: transport, timeLimit: nil)
                 PeakMemory.reset()
                 let before = PeakMemory.residentMegabytes
                 let start = ContinuousClock.now

@@ -3,6 +3,10 @@ import ResourceKit
 import ResourceKitTesting
 import Testing
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// Servers that never stop writing, over real sockets: once a call has what it will use, the request is
 /// cancelled and the connection closed by the client. The server gives up by itself after 60 s, so a client
 /// that goes on reading fails the test instead of hanging it. How much memory each case
@@ -98,6 +102,47 @@ extension LargeBodyTests {
             #expect(lines == ["first"])
             #expect(error?.code == .invalidResponse)
             _ = try await Self.closedByClient(server)
+        }
+
+        /// `send` holds a body in memory: past the transport's bound it fails, and the request is cancelled as the
+        /// body passes it.
+        @Test func aBodyLongerThanTheTransportsBoundFailsSendAndClosesTheConnection() async throws {
+            let server = try EndlessServer(
+                head: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json")
+            var transport = URLSessionTransport(timeout: .seconds(30))
+            transport.maximumResponseBodySize = 4 << 20
+            let session = NetworkSession(baseURL: "http://127.0.0.1:\(server.port)", transport: transport)
+            let error = await #expect(throws: NetworkError.self) {
+                _ = try await session.data(for: Endpoint(.get, "endless"))
+            }
+            #expect(error?.code == .invalidResponse)
+            #expect(error?.message.contains("maximumResponseBodySize") == true)
+            _ = try await Self.closedByClient(server)
+        }
+
+        /// A body of exactly the bound is read; one byte more is not, on the transport's own session and on one
+        /// passed in (checked there once the body has arrived).
+        @Test(arguments: [false, true]) func aBodyOfExactlyTheBoundIsRead(givenSession: Bool) async throws {
+            let limit = 256 << 10
+            let server = try RecordingServer { request in
+                .init(
+                    status: 200, body: String(repeating: "a", count: request.path.hasSuffix("over") ? limit + 1 : limit)
+                )
+            }
+            defer { server.close() }
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.urlCache = nil
+            var transport =
+                givenSession
+                ? URLSessionTransport(session: URLSession(configuration: configuration))
+                : URLSessionTransport(timeout: .seconds(30))
+            transport.maximumResponseBodySize = limit
+            let session = NetworkSession(baseURL: "http://127.0.0.1:\(server.port)", transport: transport)
+            #expect(try await session.data(for: Endpoint(.get, "exact")).count == limit)
+            let error = await #expect(throws: NetworkError.self) {
+                _ = try await session.data(for: Endpoint(.get, "over"))
+            }
+            #expect(error?.code == .invalidResponse)
         }
 
         /// A body held unread waits on disk past 1 MB: the transfer goes on. Dropped unread, it stops.

@@ -34,15 +34,27 @@ public struct URLSessionTransport: HTTPTransport {
     /// The session that runs the data tasks.
     ///
     /// On Linux, when the transport made the session, its completion handlers and delegate calls run on
-    /// `URLSession`'s own queue rather than on an operation queue. A completion handler of a task you run on it
-    /// yourself must then not call a task's `cancel()`, `resume()` or `suspend()`, which wait for that queue:
-    /// hand such work to another queue, or run your own tasks on a session of your own.
+    /// `URLSession`'s own queue rather than on an operation queue, and its delegate is the transport's. A task
+    /// you run on it yourself needs a completion handler (one without reports to no one), which must not call a
+    /// task's `cancel()`, `resume()` or `suspend()`, which wait for that queue: hand such work to another queue,
+    /// or run your own tasks on a session of your own.
     public let session: URLSession
     /// Why no request can run on `session`, if its configuration would crash `URLSession`.
     let unusable: String?
     /// The session of streamed requests, made on first use: `URLSession` on Linux hands a body over as it
     /// arrives only to a session's delegate, never to a task's.
     let streaming: StreamingSession
+    /// The delegate of ``session`` when the transport made it on Linux: the tasks' bodies come to it as they
+    /// arrive, so that one past ``maximumResponseBodySize`` is cancelled. `nil` on a session you pass in.
+    let router: DataTaskRouter?
+
+    /// The most bytes of a response body ``send(_:)`` holds in memory: 64 MiB by default. A longer body fails the
+    /// request with ``NetworkError/invalidResponse(_:)``. On a session the transport makes on Linux the request
+    /// is cancelled as soon as the body passes the bound, so a server that never ends a body cannot fill memory;
+    /// on a session you pass in, and on Apple platforms, where `URLSession` gathers the body itself, the bound is
+    /// checked once the body has arrived. Read longer bodies with ``NetworkSession/bytes(_:)`` or
+    /// ``NetworkSession/download(_:to:progress:)``, which stream them. A value below 1 counts as 1.
+    public var maximumResponseBodySize = 64 << 20
 
     /// The message of the error for a connection closed before any byte of a response.
     static let closedBeforeAnsweringMessage = "the server closed the connection before answering"
@@ -60,7 +72,12 @@ public struct URLSessionTransport: HTTPTransport {
     /// ``NetworkError/invalidRequest(_:)`` instead; ``init(configuration:cookieStorage:)`` clamps it.
     /// - Parameter session: The session to use.
     public init(session: URLSession) {
+        self.init(session: session, router: nil)
+    }
+
+    private init(session: URLSession, router: DataTaskRouter?) {
         self.session = session
+        self.router = router
         self.streaming = StreamingSession(configuration: session.configuration)
         #if canImport(FoundationNetworking)
             let timeout = session.configuration.timeoutIntervalForRequest
@@ -115,7 +132,8 @@ public struct URLSessionTransport: HTTPTransport {
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCache = nil
         Self.setCookies(cookieStorage, in: configuration)
-        self.init(session: Self.makeSession(configuration))
+        let (session, router) = Self.makeSession(configuration)
+        self.init(session: session, router: router)
     }
 
     /// Creates a transport with a session built from a copy of `configuration`, which stores no cookies
@@ -136,17 +154,21 @@ public struct URLSessionTransport: HTTPTransport {
         #endif
         configuration.timeoutIntervalForRequest = Self.inactivityTimeout(configuration.timeoutIntervalForRequest)
         Self.setCookies(cookieStorage, in: configuration)
-        self.init(session: Self.makeSession(configuration))
+        let (session, router) = Self.makeSession(configuration)
+        self.init(session: session, router: router)
     }
 
     /// A session the transport makes itself. On Linux its completion handlers and delegate calls run at once on
     /// `URLSession`'s own queue (``InlineDelegateQueue``), as `data(for:)` runs its completion, instead of waking
     /// a thread of an operation queue for each request.
-    private static func makeSession(_ configuration: URLSessionConfiguration) -> URLSession {
+    private static func makeSession(_ configuration: URLSessionConfiguration) -> (URLSession, DataTaskRouter?) {
         #if canImport(FoundationNetworking)
-            URLSession(configuration: configuration, delegate: nil, delegateQueue: InlineDelegateQueue())
+            let router = DataTaskRouter()
+            return (
+                URLSession(configuration: configuration, delegate: router, delegateQueue: InlineDelegateQueue()), router
+            )
         #else
-            URLSession(configuration: configuration)
+            return (URLSession(configuration: configuration), nil)
         #endif
     }
 
@@ -171,7 +193,7 @@ public struct URLSessionTransport: HTTPTransport {
     /// Runs a data task for the request. A redirect comes back as the `3xx` response; an authentication
     /// challenge as its `401` response.
     public func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
-        let handle = TaskHandle()
+        let handle = TaskHandle(maximumBodySize: maximumResponseBodySize)
         let result: Result<HTTPResponse, NetworkError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 start(request, handle: handle) { continuation.resume(returning: $0) }
@@ -180,6 +202,12 @@ public struct URLSessionTransport: HTTPTransport {
             handle.cancel()
         }
         return try result.get()
+    }
+
+    static func bodyTooLong(_ limit: Int) -> NetworkError {
+        .invalidResponse(
+            "the response body is longer than \(limit) bytes (URLSessionTransport.maximumResponseBodySize): "
+                + "read it with bytes(_:) or download(_:to:)")
     }
 
     static func result(
@@ -270,7 +298,7 @@ extension URLSessionTransport: CallbackTransport {
         _ request: URLRequest,
         completion: @escaping @Sendable (Result<HTTPResponse, NetworkError>) -> Void
     ) -> any StoppableRequest {
-        let handle = TaskHandle()
+        let handle = TaskHandle(maximumBodySize: maximumResponseBodySize)
         start(request, handle: handle, completion: completion)
         return handle
     }
@@ -289,8 +317,23 @@ extension URLSessionTransport: CallbackTransport {
         // An adapter may have set any `timeoutInterval`; Linux's `URLSession` traps on the ones it cannot convert.
         let timeout = Self.inactivityTimeout(request.timeoutInterval)
         if timeout != request.timeoutInterval { request.timeoutInterval = timeout }
+        if let router {
+            // No completion handler: the body comes to the handle through the session's delegate, on
+            // `URLSession`'s queue, chunk by chunk, and is bounded there.
+            let task = session.dataTask(with: request)
+            handle.onCompletion(completion)
+            router.register(handle, for: task.taskIdentifier)
+            handle.start(task)
+            return
+        }
+        let limit = handle.maximumBodySize
         let task = session.dataTask(with: request) { data, response, error in
             let (challenged, cancelled) = handle.finish()
+            // Gathered by `URLSession` itself: checked once it has all arrived.
+            if !cancelled, error == nil, (data?.count ?? 0) > limit {
+                completion(.failure(Self.bodyTooLong(limit)))
+                return
+            }
             completion(
                 Self.result(
                     data: data, response: response, error: error, challenged: challenged, cancelled: cancelled))
@@ -299,86 +342,6 @@ extension URLSessionTransport: CallbackTransport {
         task.delegate = handle
         handle.start(task)
     }
-}
-
-/// Holds a data task so a cancellation that arrives before or after it starts reaches it, and, as the task's
-/// delegate, returns redirects and authentication challenges to the transport instead of acting on them.
-private final class TaskHandle: NSObject, URLSessionTaskDelegate, StoppableRequest {
-    private struct State {
-        var task: URLSessionDataTask?
-        var isCancelled = false
-        var challenged: HTTPURLResponse?
-    }
-    private let state = Locked(State())
-
-    func start(_ task: URLSessionDataTask) {
-        let cancelled = state.withLock { state in
-            state.task = task
-            return state.isCancelled
-        }
-        if cancelled { task.cancel() }
-        task.resume()
-    }
-
-    /// The task has completed: returns the challenge response it got, if any, and whether the request was
-    /// cancelled, and lets go of the task, which holds this handle as its delegate.
-    func finish() -> (challenged: HTTPURLResponse?, cancelled: Bool) {
-        state.withLock { state in
-            state.task = nil
-            return (state.challenged, state.isCancelled)
-        }
-    }
-
-    /// Cancels the task on ``waitingCalls``, never waiting for it here: `cancel()` waits for `URLSession`'s
-    /// queue, which may be resuming this request's caller, and a cancellation handler runs under the cancelled
-    /// task's lock, which that resumption takes (the deadlock of swift-corelibs-foundation #5412); a
-    /// ``URLSessionTransport/session`` the transport made runs completions on that queue.
-    func cancel() {
-        let task = state.withLock { state in
-            state.isCancelled = true
-            return state.task
-        }
-        guard let task else { return }
-        URLSessionTransport.waitingCalls.async { task.cancel() }
-    }
-
-    func stop() { cancel() }
-
-    func urlSession(
-        _ session: URLSession,
-        task: URLSessionTask,
-        willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest,
-        completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        completionHandler(nil)
-    }
-
-    func urlSession(
-        _ session: URLSession,
-        task: URLSessionTask,
-        didReceive challenge: URLAuthenticationChallenge,
-        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
-    ) {
-        // Answered on `waitingCalls`: the answer cancels the task, which waits for `URLSession`'s queue, where this
-        // call runs on a session the transport made.
-        let answer: @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void = {
-            disposition, credential in
-            URLSessionTransport.waitingCalls.async { completionHandler(disposition, credential) }
-        }
-        URLSessionTransport.reject(challenge, answer) { response in
-            state.withLock { $0.challenged = response }
-        }
-    }
-
-    func urlSession(
-        _ session: URLSession,
-        task: URLSessionTask,
-        needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
-    ) {
-        URLSessionTransport.restartBody(of: task, completionHandler)
-    }
-
 }
 
 #if canImport(FoundationNetworking)

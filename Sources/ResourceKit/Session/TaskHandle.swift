@@ -1,0 +1,211 @@
+#if canImport(FoundationNetworking)
+    import Foundation
+    import FoundationNetworking
+#else
+    import Foundation
+#endif
+
+/// Holds a data task so a cancellation that arrives before or after it starts reaches it, and, as the task's
+/// delegate, returns redirects and authentication challenges to the transport instead of acting on them.
+///
+/// On a session the transport makes on Linux, the handle also receives the task's response and body through
+/// ``DataTaskRouter`` (the task has no completion handler) and holds the body itself, so that a body past
+/// ``URLSessionTransport/maximumResponseBodySize`` is cancelled as it arrives instead of growing without bound.
+final class TaskHandle: NSObject, URLSessionTaskDelegate, StoppableRequest {
+    private struct State {
+        var task: URLSessionDataTask?
+        var isCancelled = false
+        var challenged: HTTPURLResponse?
+        /// Routed tasks only: the response, the body so far, and whether it passed the bound.
+        var response: URLResponse?
+        var body = Data()
+        var isOverLimit = false
+        var completion: (@Sendable (Result<HTTPResponse, NetworkError>) -> Void)?
+    }
+    private let state = Locked(State())
+    /// The most body bytes a routed task holds.
+    let maximumBodySize: Int
+
+    init(maximumBodySize: Int) {
+        self.maximumBodySize = max(1, maximumBodySize)
+    }
+
+    func start(_ task: URLSessionDataTask) {
+        let cancelled = state.withLock { state in
+            state.task = task
+            return state.isCancelled
+        }
+        if cancelled { task.cancel() }
+        task.resume()
+    }
+
+    /// The task has completed: returns the challenge response it got, if any, and whether the request was
+    /// cancelled, and lets go of the task, which holds this handle as its delegate.
+    func finish() -> (challenged: HTTPURLResponse?, cancelled: Bool) {
+        state.withLock { state in
+            state.task = nil
+            return (state.challenged, state.isCancelled)
+        }
+    }
+
+    /// Cancels the task on ``URLSessionTransport/waitingCalls``, never waiting for it here: `cancel()` waits for
+    /// `URLSession`'s queue, which may be resuming this request's caller, and a cancellation handler runs under
+    /// the cancelled task's lock, which that resumption takes (the deadlock of swift-corelibs-foundation #5412);
+    /// a ``URLSessionTransport/session`` the transport made runs completions on that queue.
+    func cancel() {
+        let task = state.withLock { state in
+            state.isCancelled = true
+            return state.task
+        }
+        guard let task else { return }
+        URLSessionTransport.waitingCalls.async { task.cancel() }
+    }
+
+    func stop() { cancel() }
+
+    // MARK: Routed tasks
+
+    /// Where a routed task's result goes, once.
+    func onCompletion(_ completion: @escaping @Sendable (Result<HTTPResponse, NetworkError>) -> Void) {
+        state.withLock { $0.completion = completion }
+    }
+
+    func received(_ response: URLResponse) { state.withLock { $0.response = response } }
+
+    /// Adds a chunk of the body; past the bound, drops the body and cancels the task.
+    func received(_ data: Data) {
+        let task = state.withLock { state -> URLSessionDataTask? in
+            guard !state.isOverLimit else { return nil }
+            guard data.count <= maximumBodySize - state.body.count else {
+                state.isOverLimit = true
+                state.body = Data()
+                return state.task
+            }
+            state.body.append(data)
+            return nil
+        }
+        guard let task else { return }
+        URLSessionTransport.waitingCalls.async { task.cancel() }
+    }
+
+    /// The routed task ended: its caller gets the response with the body gathered, or the error.
+    func completed(with error: (any Error)?) {
+        let (completion, response, body, challenged, cancelled, isOverLimit) = state.withLock { state in
+            defer {
+                state.task = nil
+                state.completion = nil
+                state.body = Data()
+            }
+            return (
+                state.completion, state.response, state.body, state.challenged, state.isCancelled, state.isOverLimit
+            )
+        }
+        guard let completion else { return }
+        if isOverLimit, !cancelled {
+            completion(.failure(URLSessionTransport.bodyTooLong(maximumBodySize)))
+            return
+        }
+        completion(
+            URLSessionTransport.result(
+                data: body, response: response, error: error, challenged: challenged, cancelled: cancelled))
+    }
+
+    // MARK: Task delegate
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        // Answered on `waitingCalls`: the answer cancels the task, which waits for `URLSession`'s queue, where this
+        // call runs on a session the transport made.
+        let answer: @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void = {
+            disposition, credential in
+            URLSessionTransport.waitingCalls.async { completionHandler(disposition, credential) }
+        }
+        URLSessionTransport.reject(challenge, answer) { response in
+            state.withLock { $0.challenged = response }
+        }
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
+    ) {
+        URLSessionTransport.restartBody(of: task, completionHandler)
+    }
+}
+
+/// The delegate of a session ``URLSessionTransport`` makes on Linux: it hands each data task's events to the
+/// task's ``TaskHandle``. A task with a completion handler shows its body to no delegate on Linux (its
+/// swift-corelibs-foundation gathers it in memory until the end), so the transport's tasks have none, and
+/// their bodies come here, chunk by chunk, on `URLSession`'s own queue.
+final class DataTaskRouter: NSObject, URLSessionDataDelegate, Sendable {
+    private let handles = Locked<[Int: TaskHandle]>([:])
+
+    func register(_ handle: TaskHandle, for identifier: Int) { handles.withLock { $0[identifier] = handle } }
+
+    private func handle(_ identifier: Int) -> TaskHandle? { handles.withLock { $0[identifier] } }
+
+    func urlSession(
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        handle(dataTask.taskIdentifier)?.received(response)
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        handle(dataTask.taskIdentifier)?.received(data)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let handle = handles.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+        handle?.completed(with: error)
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        guard let handle = handle(task.taskIdentifier) else {
+            completionHandler(.performDefaultHandling, nil)
+            return
+        }
+        handle.urlSession(session, task: task, didReceive: challenge, completionHandler: completionHandler)
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
+    ) {
+        URLSessionTransport.restartBody(of: task, completionHandler)
+    }
+}
