@@ -9,9 +9,9 @@
 /// delegate, returns redirects and authentication challenges to the transport instead of acting on them.
 ///
 /// On a session the transport makes on Linux, the handle also receives the task's response and body through
-/// ``DataTaskRouter`` (the task has no completion handler) and holds the body itself, so that a body past
+/// ``TaskRouter`` (the task has no completion handler) and holds the body itself, so that a body past
 /// ``URLSessionTransport/maximumResponseBodySize`` is cancelled as it arrives instead of growing without bound.
-final class TaskHandle: NSObject, URLSessionTaskDelegate, StoppableRequest {
+final class TaskHandle: NSObject, URLSessionTaskDelegate, StoppableRequest, RoutedTask {
     private struct State {
         var task: URLSessionDataTask?
         var isCancelled = false
@@ -72,6 +72,8 @@ final class TaskHandle: NSObject, URLSessionTaskDelegate, StoppableRequest {
 
     func received(_ response: URLResponse) { state.withLock { $0.response = response } }
 
+    func challenged(by response: HTTPURLResponse) { state.withLock { $0.challenged = response } }
+
     /// Adds a chunk of the body; past the bound, drops the body and cancels the task.
     func received(_ data: Data) {
         let task = state.withLock { state -> URLSessionDataTask? in
@@ -128,15 +130,7 @@ final class TaskHandle: NSObject, URLSessionTaskDelegate, StoppableRequest {
         didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
-        // Answered on `waitingCalls`: the answer cancels the task, which waits for `URLSession`'s queue, where this
-        // call runs on a session the transport made.
-        let answer: @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void = {
-            disposition, credential in
-            URLSessionTransport.waitingCalls.async { completionHandler(disposition, credential) }
-        }
-        URLSessionTransport.reject(challenge, answer) { response in
-            state.withLock { $0.challenged = response }
-        }
+        URLSessionTransport.answer(challenge, completionHandler) { self.challenged(by: $0) }
     }
 
     func urlSession(
@@ -148,16 +142,27 @@ final class TaskHandle: NSObject, URLSessionTaskDelegate, StoppableRequest {
     }
 }
 
-/// The delegate of a session ``URLSessionTransport`` makes on Linux: it hands each data task's events to the
-/// task's ``TaskHandle``. A task with a completion handler shows its body to no delegate on Linux (its
-/// swift-corelibs-foundation gathers it in memory until the end), so the transport's tasks have none, and
-/// their bodies come here, chunk by chunk, on `URLSession`'s own queue.
-final class DataTaskRouter: NSObject, URLSessionDataDelegate, Sendable {
-    private let handles = Locked<[Int: TaskHandle]>([:])
+/// What a task run by a ``TaskRouter`` does with its events: a ``TaskHandle`` of a transport's own session, or a
+/// ``StreamedTask``.
+protocol RoutedTask: AnyObject, Sendable {
+    func received(_ response: URLResponse)
+    func received(_ data: Data)
+    func completed(with error: (any Error)?)
+    /// An authentication challenge came with this response: the task's answer, once it ends.
+    func challenged(by response: HTTPURLResponse)
+}
 
-    func register(_ handle: TaskHandle, for identifier: Int) { handles.withLock { $0[identifier] = handle } }
+/// The delegate of a session that a transport makes: it hands each task's events to the task's ``RoutedTask``.
+/// `URLSession` on Linux shows a body as it arrives only to a delegate, and never the body of a task with a
+/// completion handler (its swift-corelibs-foundation gathers that one in memory until the end), so the tasks of
+/// these sessions have no completion handler, and their events come here, on the session's delegate queue.
+/// Redirects come back as their responses; an authentication challenge is answered with its own response.
+final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
+    private let tasks = Locked<[Int: any RoutedTask]>([:])
 
-    private func handle(_ identifier: Int) -> TaskHandle? { handles.withLock { $0[identifier] } }
+    func register(_ task: any RoutedTask, for identifier: Int) { tasks.withLock { $0[identifier] = task } }
+
+    private func task(_ identifier: Int) -> (any RoutedTask)? { tasks.withLock { $0[identifier] } }
 
     func urlSession(
         _ session: URLSession,
@@ -165,17 +170,17 @@ final class DataTaskRouter: NSObject, URLSessionDataDelegate, Sendable {
         didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
-        handle(dataTask.taskIdentifier)?.received(response)
+        task(dataTask.taskIdentifier)?.received(response)
         completionHandler(.allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        handle(dataTask.taskIdentifier)?.received(data)
+        task(dataTask.taskIdentifier)?.received(data)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let handle = handles.withLock { $0.removeValue(forKey: task.taskIdentifier) }
-        handle?.completed(with: error)
+        let routed = tasks.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+        routed?.completed(with: error)
     }
 
     func urlSession(
@@ -194,11 +199,8 @@ final class DataTaskRouter: NSObject, URLSessionDataDelegate, Sendable {
         didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
-        guard let handle = handle(task.taskIdentifier) else {
-            completionHandler(.performDefaultHandling, nil)
-            return
-        }
-        handle.urlSession(session, task: task, didReceive: challenge, completionHandler: completionHandler)
+        let routed = self.task(task.taskIdentifier)
+        URLSessionTransport.answer(challenge, completionHandler) { routed?.challenged(by: $0) }
     }
 
     func urlSession(

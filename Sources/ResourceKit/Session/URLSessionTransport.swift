@@ -46,7 +46,7 @@ public struct URLSessionTransport: HTTPTransport {
     let streaming: StreamingSession
     /// The delegate of ``session`` when the transport made it on Linux: the tasks' bodies come to it as they
     /// arrive, so that one past ``maximumResponseBodySize`` is cancelled. `nil` on a session you pass in.
-    let router: DataTaskRouter?
+    let router: TaskRouter?
 
     /// The most bytes of a response body ``send(_:)`` holds in memory: 64 MiB by default. A longer body fails the
     /// request with ``NetworkError/invalidResponse(_:)``. On a session the transport makes on Linux the request
@@ -75,7 +75,7 @@ public struct URLSessionTransport: HTTPTransport {
         self.init(session: session, router: nil)
     }
 
-    private init(session: URLSession, router: DataTaskRouter?) {
+    private init(session: URLSession, router: TaskRouter?) {
         self.session = session
         self.router = router
         self.streaming = StreamingSession(configuration: session.configuration)
@@ -161,9 +161,9 @@ public struct URLSessionTransport: HTTPTransport {
     /// A session the transport makes itself. On Linux its completion handlers and delegate calls run at once on
     /// `URLSession`'s own queue (``InlineDelegateQueue``), as `data(for:)` runs its completion, instead of waking
     /// a thread of an operation queue for each request.
-    private static func makeSession(_ configuration: URLSessionConfiguration) -> (URLSession, DataTaskRouter?) {
+    private static func makeSession(_ configuration: URLSessionConfiguration) -> (URLSession, TaskRouter?) {
         #if canImport(FoundationNetworking)
-            let router = DataTaskRouter()
+            let router = TaskRouter()
             return (
                 URLSession(configuration: configuration, delegate: router, delegateQueue: InlineDelegateQueue()), router
             )
@@ -252,6 +252,21 @@ public struct URLSessionTransport: HTTPTransport {
 
     /// How the error of a body cut short starts: a stream of events reads it as a lost connection.
     static let truncatedBodyMessage = "the body ended before its announced end"
+
+    /// Answers an authentication challenge as ``reject(_:_:remember:)`` says, from ``waitingCalls``: the answer
+    /// cancels the task, which waits for `URLSession`'s queue, where a session the transport made calls its
+    /// delegate.
+    static func answer(
+        _ challenge: URLAuthenticationChallenge,
+        _ completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void,
+        remember: (HTTPURLResponse) -> Void
+    ) {
+        let answer: @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void = {
+            disposition, credential in
+            waitingCalls.async { completionHandler(disposition, credential) }
+        }
+        reject(challenge, answer, remember: remember)
+    }
 
     /// Answers an authentication challenge with its own response: `remember` keeps the `401` (or `407`) the
     /// server sent, and the protection space is rejected, so the task ends and the caller gets that response.

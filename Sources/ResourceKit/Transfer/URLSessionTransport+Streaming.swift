@@ -27,7 +27,7 @@ extension URLSessionTransport {
 /// the task's own ``StreamedTask``.
 final class StreamingSession: Sendable {
     private let configuration: URLSessionConfiguration
-    private let router = StreamingRouter()
+    private let router = TaskRouter()
     private let session = Locked<URLSession?>(nil)
 
     init(configuration: URLSessionConfiguration) {
@@ -83,7 +83,7 @@ final class StreamingSession: Sendable {
 }
 
 /// One streamed request: its head, then its body.
-final class StreamedTask: Sendable {
+final class StreamedTask: RoutedTask {
     private struct State {
         var head: CheckedContinuation<Result<StreamedResponse, NetworkError>, Never>?
         var writer: ResponseBody.Writer?
@@ -193,67 +193,4 @@ final class StreamedTask: Sendable {
         let head = state.withLock { $0.head.take() }
         head?.resume(returning: .failure(error))
     }
-}
-
-/// The delegate of a transport's streaming session.
-private final class StreamingRouter: NSObject, URLSessionDataDelegate, Sendable {
-    private let tasks = Locked<[Int: StreamedTask]>([:])
-
-    func register(_ task: StreamedTask, for identifier: Int) { tasks.withLock { $0[identifier] = task } }
-
-    private func task(_ identifier: Int) -> StreamedTask? { tasks.withLock { $0[identifier] } }
-
-    func urlSession(
-        _ session: URLSession,
-        dataTask: URLSessionDataTask,
-        didReceive response: URLResponse,
-        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
-    ) {
-        task(dataTask.taskIdentifier)?.received(response)
-        completionHandler(.allow)
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        task(dataTask.taskIdentifier)?.received(data)
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let streamed = tasks.withLock { $0.removeValue(forKey: task.taskIdentifier) }
-        streamed?.completed(with: error)
-    }
-
-    func urlSession(
-        _ session: URLSession,
-        task: URLSessionTask,
-        willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest,
-        completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        completionHandler(nil)
-    }
-
-    func urlSession(
-        _ session: URLSession,
-        task: URLSessionTask,
-        didReceive challenge: URLAuthenticationChallenge,
-        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
-    ) {
-        let streamed = self.task(task.taskIdentifier)
-        // Answered on `waitingCalls`: the answer cancels the task, which waits for `URLSession`'s queue, where this
-        // runs on Linux.
-        let answer: @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void = {
-            disposition, credential in
-            URLSessionTransport.waitingCalls.async { completionHandler(disposition, credential) }
-        }
-        URLSessionTransport.reject(challenge, answer) { streamed?.challenged(by: $0) }
-    }
-
-    func urlSession(
-        _ session: URLSession,
-        task: URLSessionTask,
-        needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
-    ) {
-        URLSessionTransport.restartBody(of: task, completionHandler)
-    }
-
 }
