@@ -56,7 +56,7 @@ public import Synchronization
     private static let now = Timeline(ContinuousClock())
 
     @usableFromInline let listenerCount = Atomic<Int>(0)
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     @usableFromInline init() {}
 

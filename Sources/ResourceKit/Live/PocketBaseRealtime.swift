@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// PocketBase's realtime API as a live source for a store: every create, update and delete of the followed
 /// collections, pushed over server-sent events, shows in the store's resources and lists with no request.
@@ -269,7 +268,7 @@ public struct PocketBaseRealtime: LiveSource {
             var openedSinceLost = false
         }
 
-        let state = Mutex(State())
+        let state = Locked(State())
 
         func reading(_ task: Task<Result<Void, NetworkError>, Never>) {
             let cancel = state.withLock { state in
