@@ -95,8 +95,12 @@ import Testing
         let second = Post(id: "draft-2", title: "Second draft")
         let one = Task { try await lists[0].create(Post(id: "", title: "Draft"), optimistic: placeholder) }
         try await transport.waitForRequests(4)
+        let recorders = (lists[1].recordStates(), lists[2].recordStates())
         let two = Task { try await lists[0].create(Post(id: "", title: "Second draft"), optimistic: second) }
         try await waitUntil("the second create shows") { lists[0].items.count == 5 }
+        // The other lists hear of it after the list that made it shows it.
+        try await recorders.0.wait(timeout: .seconds(60)) { $0.last?.items.count == 5 }
+        try await recorders.1.wait(timeout: .seconds(60)) { $0.last?.items.count == 5 }
         #expect(lists[0].items == storePosts + [placeholder, second])
         #expect(lists[1].items == [second, placeholder] + storePosts)
         #expect(lists[2].items == storePosts + [placeholder, second])

@@ -103,7 +103,11 @@ import Testing
         let (detail, preview, list) = try await loadedHolders()
         let recorders = (detail.recordStates(), preview.recordStates(), list.recordStates())
         let (first, second, one, two) = try await twoOverlappingUpdates(of: detail)
-        #expect(list.items == posts(with: second))
+        // The other holders hear of the second update after the resource that made it queues it.
+        let withSecond = posts(with: second)
+        try await recorders.1.wait(timeout: .seconds(60)) { $0.last == .available(second) }
+        try await recorders.2.wait(timeout: .seconds(60)) { $0.last?.items == withSecond }
+        #expect(list.items == withSecond)
         transport.answer(1, json: "{}", status: 500)
         await #expect(throws: NetworkError.self) { try await one.value }
         // The first is rolled back under the second, which still shows.
