@@ -340,13 +340,6 @@ public final class Outbox: Sendable {
         return .queued(record.id)
     }
 
-    /// Whether a holder made at the store's wipe `generation` may keep changes here: only one made since the
-    /// store's last wipe.
-    func isCurrent(_ generation: UInt64) -> Bool {
-        guard let store = state.withLock({ $0.store }) else { return true }
-        return store.wipes.load(ordering: .acquiring) == generation
-    }
-
     /// Forgets every kept change, in memory and on disk, rolling each back in every holder (a logout). The
     /// storage is emptied, not only of its changes: a removal leaves the removed record's bytes in a log until it
     /// is merged, and a logout must leave none of the user's data behind.
