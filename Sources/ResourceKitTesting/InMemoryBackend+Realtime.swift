@@ -47,6 +47,7 @@ extension InMemoryBackend {
             return Array(state.realtimeClients.values)
         }
         for client in clients { client.writer.finish() }
+        Changes.raise()
     }
 
     /// How many realtime clients are connected.
@@ -71,6 +72,7 @@ extension InMemoryBackend {
             state.log.append(parsed.recorded)
             return true
         }
+        Changes.raise()
         guard isRealtime else {
             let response = try await send(request)
             return StreamedResponse(
@@ -80,8 +82,10 @@ extension InMemoryBackend {
         let (body, writer) = ResponseBody.makeStream()
         let clientID = UUID().uuidString.replacingOccurrences(of: "-", with: "")
         state.withLock { $0.realtimeClients[clientID] = RealtimeClient(writer: writer) }
+        Changes.raise()
         writer.onTermination { [weak self] in
             self?.state.withLock { _ = $0.realtimeClients.removeValue(forKey: clientID) }
+            Changes.raise()
         }
         _ = writer.yield(Data("id:\(clientID)\nevent:PB_CONNECT\ndata:{\"clientId\":\"\(clientID)\"}\n\n".utf8))
         return StreamedResponse(

@@ -21,6 +21,7 @@ extension InMemoryBackend {
             state.log.append(parsed.recorded)
             return (state.faults.isEmpty ? nil : state.faults.removeFirst().kind, state.latency)
         }
+        Changes.raise()
         var delay = latency
         if case .slowBody(let extra) = fault { delay += extra }
         if delay > .zero { try await wait(delay, timeout: request.timeoutInterval) }

@@ -168,6 +168,7 @@ public final class StubTransport: HTTPTransport {
     /// Records that a responder saw its request cancelled; custom responders may call it.
     public func recordCancellation() {
         state.withLock { $0.cancellations += 1 }
+        Changes.raise()
     }
 
     /// Waits until at least `count` requests have arrived, or fails after `timeout`.
@@ -285,6 +286,7 @@ public final class StubTransport: HTTPTransport {
             waiter.timer?.cancel()
             waiter.continuation.resume(returning: .success(()))
         }
+        Changes.raise()
         guard let route else {
             var message = "StubTransport has no stub for \(method) \(request.url?.absoluteString ?? "<no URL>")"
             message += " (path \(path), " + (received.isEmpty ? "no query)" : "query \(Self.describe(received)))")

@@ -128,6 +128,7 @@ struct PocketBaseOutboxTests {
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(20)
         var writes: [String] = []
+        // lint-waits: PocketBase writes its request logs in the background and signals nothing; read them again.
         while clock.now < deadline {
             let page: Page = try await plain.send(endpoint)
             writes = page.items.compactMap { entry in
@@ -150,6 +151,8 @@ final class ChildApp {
     private let received = Locked<[String]>([])
     /// Whether the reading thread still reads.
     private let reading = Locked(true)
+    /// Whether the child has ended.
+    private let ended = Locked(false)
     /// Where the next `line(after:)` looks from.
     private var cursor = 0
 
@@ -161,6 +164,12 @@ final class ChildApp {
         let handle = output.fileHandleForReading
         let received = received
         let reading = reading
+        let ended = ended
+        // Each line and the end raise `Changes`, which the waits below wake on.
+        process.terminationHandler = { _ in
+            ended.withLock { $0 = true }
+            Changes.raise()
+        }
         // A thread of its own reads the child's output as it comes, until it ends.
         Thread.detachNewThread {
             var pending = Data()
@@ -172,9 +181,11 @@ final class ChildApp {
                     let line = String(decoding: pending[pending.startIndex..<end], as: UTF8.self)
                     pending = Data(pending[(end + 1)...])
                     received.withLock { $0.append(line) }
+                    Changes.raise()
                 }
             }
             reading.withLock { $0 = false }
+            Changes.raise()
         }
         try process.run()
     }
@@ -184,30 +195,37 @@ final class ChildApp {
     /// Every line so far.
     var lines: [String] { received.withLock { $0 } }
 
-    /// The rest of the next line (after the last one returned) that starts with `prefix`, waiting up to 60 s
-    /// for it (the child's output comes from another process: it is polled, not awaited).
+    /// The rest of the next line (after the last one returned) that starts with `prefix`, waiting for it; fails
+    /// when the child's output ends first, or after two minutes.
     func line(after prefix: String) async throws -> String {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline {
-            let lines = lines
-            if let index = lines.indices.dropFirst(cursor).first(where: { lines[$0].hasPrefix(prefix) }) {
-                cursor = index + 1
-                return String(lines[index].dropFirst(prefix.count))
+        var found: Int?
+        let cursor = cursor
+        let reading = reading
+        do {
+            try await Changes.wait("the child prints \"\(prefix)…\"", timeout: .seconds(120)) {
+                let lines = lines
+                found = lines.indices.dropFirst(cursor).first { lines[$0].hasPrefix(prefix) }
+                return found != nil || !reading.withLock { $0 }
             }
-            if !process.isRunning, !reading.withLock({ $0 }) { break }
-            try await Task.sleep(for: .milliseconds(10))
+        } catch {
+            throw WaitError(description: "\(error); the child printed \(lines)")
         }
-        throw WaitError(description: "the child never printed \"\(prefix)…\"; it printed \(lines)")
+        guard let index = found else {
+            throw WaitError(description: "the child ended without printing \"\(prefix)…\"; it printed \(lines)")
+        }
+        self.cursor = index + 1
+        return String(lines[index].dropFirst(prefix.count))
     }
 
     func send(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
 
-    /// Its exit status, waiting up to 60 s for it to end.
+    /// Its exit status, waiting up to two minutes for it to end.
     func exitStatus() async throws -> Int32 {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while process.isRunning {
-            guard ContinuousClock.now < deadline else { throw WaitError(description: "the child never ended") }
-            try await Task.sleep(for: .milliseconds(20))
+        let ended = ended
+        do {
+            try await Changes.wait("the child ends", timeout: .seconds(120)) { ended.withLock { $0 } }
+        } catch {
+            throw WaitError(description: "\(error)")
         }
         return process.terminationStatus
     }

@@ -83,7 +83,7 @@ private struct RemoteMemos: Listable {
         #expect(update.data.contains(#""action":"update""#))
         #expect(update.data.contains(#""text":"uno""#))
         response.body.cancel()
-        try await waitUntil { backend.realtimeClientCount == 0 }
+        try await Changes.wait("the client is gone", timeout: .seconds(120)) { backend.realtimeClientCount == 0 }
     }
 
     @Test func pocketBaseRealtimeKeepsAStoreLiveAndResyncsAfterARestart() async throws {
@@ -116,14 +116,5 @@ private struct RemoteMemos: Listable {
         try backend.seed([Memo(id: "n1", text: "changed while away")], into: "notes")
         #expect(await openings.next() == 2)
         try await states.wait { $0.last?.items.first?.text == "changed while away" }
-    }
-}
-
-/// Waits, checking every millisecond, until `condition` holds; fails after 30 s instead of hanging.
-private func waitUntil(_ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(30)
-    while !condition() {
-        guard ContinuousClock.now < deadline else { throw CancellationError() }
-        try await Task.sleep(for: .milliseconds(1))
     }
 }

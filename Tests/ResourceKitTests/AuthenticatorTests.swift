@@ -9,7 +9,7 @@ import Testing
 
 /// Keeps a token and counts refreshes; a refresh may be held by a latch.
 final class TokenStore: Sendable {
-    private let state: Locked<(token: String, refreshes: Int)>
+    private let state: Watched<(token: String, refreshes: Int)>
     let gate: AsyncLatch?
     let next: @Sendable (Int) throws(NetworkError) -> String
 
@@ -17,13 +17,13 @@ final class TokenStore: Sendable {
         _ token: String, gate: AsyncLatch? = nil,
         next: @escaping @Sendable (Int) throws(NetworkError) -> String = { "token-\($0)" }
     ) {
-        state = Locked((token, 0))
+        state = Watched((token, 0))
         self.gate = gate
         self.next = next
     }
 
-    var token: String { state.withLock { $0.token } }
-    var refreshes: Int { state.withLock { $0.refreshes } }
+    var token: String { state.read { $0.token } }
+    var refreshes: Int { state.read { $0.refreshes } }
 
     func refresh(_ failed: String) async throws(NetworkError) -> String {
         let count = state.withLock { state in
@@ -70,7 +70,7 @@ func acceptingOnly(_ accepted: @escaping @Sendable () -> String) -> ScriptedTran
         let session = session(transport, store)
         let tasks = (0..<20).map { _ in Task { try await session.send(endpoint, as: Post.self) } }
         // Every request is rejected before the refresh may finish.
-        try await waitUntil("20 rejected requests", timeout: .seconds(30)) { transport.requestCount >= 20 }
+        try await waitUntil("20 rejected requests") { transport.requestCount >= 20 }
         gate.open()
         for task in tasks { #expect(try await task.value.title == "v") }
         #expect(store.refreshes == 1)
@@ -87,7 +87,7 @@ func acceptingOnly(_ accepted: @escaping @Sendable () -> String) -> ScriptedTran
         let transport = acceptingOnly { "never" }
         let session = session(transport, store)
         let tasks = (0..<5).map { _ in Task { try await session.send(endpoint) } }
-        try await waitUntil("5 rejected requests", timeout: .seconds(30)) { transport.requestCount >= 5 }
+        try await waitUntil("5 rejected requests") { transport.requestCount >= 5 }
         gate.open()
         for task in tasks {
             await #expect(throws: NetworkError.authenticationFailed(.httpStatus(code: 400, body: Data()))) {
@@ -141,19 +141,19 @@ func acceptingOnly(_ accepted: @escaping @Sendable () -> String) -> ScriptedTran
         let timed = Task { try await session.send(endpoint) }
         // The waits only stop a hang: under the thread sanitizer every suite shares two threads for 60-75 s,
         // and the task started here can wait for one most of that time.
-        try await waitUntil("the refresh starts", timeout: .seconds(120)) { store.refreshes == 1 }
+        try await waitUntil("the refresh starts") { store.refreshes == 1 }
         try await clock.waitForSleepers(timeout: .seconds(120)) { $0 == [.seconds(2)] }
         clock.advance(by: .seconds(2))
         await #expect(throws: NetworkError.timeout) { try await timed.value }
 
         let cancelled = Task { try await session.send(endpoint) }
-        try await waitUntil("the second request is rejected", timeout: .seconds(120)) { transport.requestCount == 2 }
+        try await waitUntil("the second request is rejected") { transport.requestCount == 2 }
         cancelled.cancel()
         await #expect(throws: NetworkError.cancelled) { try await cancelled.value }
 
         // The refresh itself ran on: once it ends, a new request uses its token without refreshing again.
         gate.open()
-        try await waitUntil("the new token is stored", timeout: .seconds(120)) { store.token == "new" }
+        try await waitUntil("the new token is stored") { store.token == "new" }
         _ = try await session.send(endpoint, as: Post.self)
         #expect(store.refreshes == 1)
     }

@@ -19,11 +19,11 @@ final class ControlledTransport: HTTPTransport {
         var finished: Set<Int> = []
     }
 
-    private let state = Locked(State())
+    private let state = Watched(State())
 
-    var requests: [URLRequest] { state.withLock { $0.requests } }
-    var requestCount: Int { state.withLock { $0.requests.count } }
-    var cancelledRequests: Set<Int> { state.withLock { $0.cancelled } }
+    var requests: [URLRequest] { state.read { $0.requests } }
+    var requestCount: Int { state.read { $0.requests.count } }
+    var cancelledRequests: Set<Int> { state.read { $0.cancelled } }
 
     func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
         let index = state.withLock { state in
@@ -70,15 +70,20 @@ final class ControlledTransport: HTTPTransport {
     }
 
     /// Whether request `index` is held, waiting for an answer.
-    func isHeld(_ index: Int) -> Bool { state.withLock { $0.held[index] != nil } }
+    func isHeld(_ index: Int) -> Bool { state.read { $0.held[index] != nil } }
 
-    /// Waits until at least `count` requests have arrived; fails after 30 s instead of hanging the suite.
+    /// Waits until at least `count` requests have arrived.
     func waitForRequests(_ count: Int) async throws {
-        try await waitUntil("\(count) requests", timeout: .seconds(30)) { requestCount >= count }
+        try await waitUntil("\(count) requests", seen: { "\(self.requestCount)" }) { requestCount >= count }
+    }
+
+    /// Waits until request `index` is held, waiting for its answer (it arrives a moment before that).
+    func waitUntilHeld(_ index: Int) async throws {
+        try await waitUntil("request \(index) is held") { isHeld(index) }
     }
 
     /// Waits until request `index` has ended (answered or cancelled) inside the transport.
     func waitUntilFinished(_ index: Int) async throws {
-        try await waitUntil("request \(index) ends") { state.withLock { $0.finished.contains(index) } }
+        try await waitUntil("request \(index) ends") { state.read { $0.finished.contains(index) } }
     }
 }

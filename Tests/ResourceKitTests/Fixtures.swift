@@ -42,23 +42,15 @@ func makeTimelessSession(_ transport: any HTTPTransport) -> NetworkSession {
     NetworkSession(baseURL: "http://test.local/api", transport: transport, timeLimit: nil)
 }
 
-/// Waits until `condition` holds, yielding at first, then checking every millisecond, so that many waiting
-/// tests do not starve the ones they wait for (under the thread sanitizer, on two cores); fails after
-/// `timeout` instead of hanging.
+/// Waits until `condition` holds. It re-checks the condition each time something signals a change (`Changes`:
+/// a resource's or list's transition, an observer that comes or goes, a request reaching a test double, a
+/// `Watched` value changing), never on a timer. `timeout` guards against a hang; when it fires, the error
+/// says what the wait was for and what `seen` describes.
 func waitUntil(
-    _ description: String, timeout: Duration = .seconds(5), _ condition: () -> Bool
+    _ description: String, timeout: Duration = .seconds(120), seen: () -> String = { "" },
+    _ condition: () -> Bool
 ) async throws {
-    let deadline = ContinuousClock.now + timeout
-    var checks = 0
-    while !condition() {
-        guard ContinuousClock.now < deadline else { throw WaitTimeout(description: description) }
-        checks += 1
-        if checks < 1_000 {
-            await Task.yield()
-        } else {
-            try await Task.sleep(for: .milliseconds(1))
-        }
-    }
+    try await Changes.wait(description, timeout: timeout, seen: seen, condition)
 }
 
 struct WaitTimeout: Error, CustomStringConvertible {

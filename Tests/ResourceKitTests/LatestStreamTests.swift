@@ -29,7 +29,7 @@ import Testing
         let (store, _) = try makeStore()
         let list = store.list(RemoteFeed.self, request: "all")
         let stream = list.states(buffering: .latest)
-        let seen = Locked<[Int]>([])
+        let seen = Watched<[Int]>([])
         let consumer = Task {
             for await state in stream {
                 seen.withLock { $0.append(state.pagination.pagesLoaded) }
@@ -37,7 +37,7 @@ import Testing
             }
         }
         try await waitUntil("the consumer read the first state") {
-            list.observerCount == 1 && !seen.withLock { $0.isEmpty }
+            list.observerCount == 1 && !seen.value.isEmpty
         }
         _ = try await list.loadFirstPage()
         await consumer.value
@@ -69,14 +69,13 @@ import Testing
     @Test func aStreamFinishesWhenItsObjectIsFreed() async throws {
         var resource: Resource<RemotePost>? = Resource<RemotePost>(state: .available(post("v1")))
         let stream = try #require(resource).states(buffering: .latest)
+        let read = Watched(0)
         let count = Task {
-            var count = 0
-            for await _ in stream { count += 1 }
-            return count
+            for await _ in stream { read.withLock { $0 += 1 } }
+            return read.value
         }
-        try await waitUntil("the stream registered") { resource?.observerCount == 1 }
-        // Give the consumer time to read the first state and wait for the next.
-        for _ in 0..<100 { await Task.yield() }
+        // Freed once the consumer has read the first state: it waits for the next, or is about to.
+        try await waitUntil("the consumer read the first state") { read.value == 1 }
         resource = nil
         #expect(await count.value == 1)
     }

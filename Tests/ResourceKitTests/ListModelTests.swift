@@ -25,7 +25,7 @@ import Testing
             let requests = model.startedCount
             let waiting = model.waitingCount
             do {
-                try await waitUntil("\(requests) requests and \(waiting) waiting callers", timeout: .seconds(120)) {
+                try await waitUntil("\(requests) requests and \(waiting) waiting callers") {
                     transport.requestCount == requests && list.waitingCallerCount == waiting
                 }
             } catch {

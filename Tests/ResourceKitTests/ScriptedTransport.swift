@@ -15,14 +15,14 @@ final class ScriptedTransport: HTTPTransport {
     }
 
     private let script: [Answer]
-    private let requestLog = Locked<[URLRequest]>([])
+    private let requestLog = Watched<[URLRequest]>([])
 
     init(_ script: [Answer]) {
         precondition(!script.isEmpty, "a script needs at least one answer")
         self.script = script
     }
 
-    var requests: [URLRequest] { requestLog.withLock { $0 } }
+    var requests: [URLRequest] { requestLog.value }
     var requestCount: Int { requests.count }
 
     func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {

@@ -155,6 +155,7 @@ public final class NetworkActivity: Sendable, Observable {
             registrar.withMutation(of: self, keyPath: \.requestsInFlight) {}
         }
         if old.isBusy != new.isBusy { registrar.withMutation(of: self, keyPath: \.isBusy) {} }
+        Changes.raise()
     }
 }
 

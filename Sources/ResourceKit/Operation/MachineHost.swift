@@ -92,6 +92,7 @@ extension MachineHost {
         if let feed = woken.first?.feed { feed.wake(woken) }
         // The store hears of it after this object's own observers, and before the caller goes on.
         if let news { forward(news) }
+        Changes.raise()
         return result
     }
 
@@ -207,6 +208,7 @@ extension MachineHost {
             // Under the object's lock: the stream starts at the current state, and every later change follows it.
             return feed.register(startingAt: storage.machine.state, everyChange: everyChange, current: current)
         }
+        Changes.raise()
         // Cancelling the consumer unregisters the reader at once; dropping the stream frees it, which does too.
         return AsyncStream(unfolding: { await reader.next() }, onCancel: { reader.cancel() })
     }
@@ -224,5 +226,6 @@ extension MachineHost {
     func finishObservers() {
         let (feed, state) = storage.withLock { ($0.feed, $0.machine.state) }
         feed?.finish(at: state)
+        Changes.raise()
     }
 }

@@ -117,6 +117,7 @@
     /// A stream is gone: the states it had not read no longer wait for it.
     func unregister(_ reader: StateReader<State>) {
         contents.withLock { contents in contents.unregister(reader) }
+        Changes.raise()
     }
 }
 
@@ -260,6 +261,7 @@ extension StateFeed.Contents {
             return parked
         }
         parked?.resume(returning: .end)
+        Changes.raise()
     }
 
     /// Parks `continuation` until the next change; under the feed's lock.

@@ -192,6 +192,7 @@ public final class Outbox: Sendable {
                     return true
                 }
                 if !waits { continuation.resume() }
+                Changes.raise()
             }
         } onCancel: {
             let (waiter, orphan) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Task<Void, Never>?) in
@@ -204,6 +205,7 @@ public final class Outbox: Sendable {
             }
             orphan?.cancel()
             waiter?.resume()
+            Changes.raise()
         }
     }
 
@@ -378,6 +380,7 @@ public final class Outbox: Sendable {
     func notify() {
         let (list, watchers) = state.withLock { ($0.records.map(\.change), Array($0.watchers.values)) }
         for watcher in watchers { watcher.yield(list) }
+        Changes.raise()
     }
 
     /// Runs a storage call on the outbox's queue, off the cooperative pool, and waits for it.

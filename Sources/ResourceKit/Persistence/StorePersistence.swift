@@ -125,6 +125,7 @@ public final class StorePersistence: Sendable {
             generation.add(1, ordering: .acquiringAndReleasing)
             queue.pending = [:]
         }
+        Changes.raise()
         await flush()
         try storage.removeAll()
     }

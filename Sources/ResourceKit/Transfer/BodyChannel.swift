@@ -177,7 +177,7 @@ final class BodyChannel: Sendable {
                 }
                 writer?.resume(returning: .success(()))
                 stop?()
-                if let now { continuation.resume(returning: now) }
+                if let now { continuation.resume(returning: now) } else { Changes.raise() }
             }
         } onCancel: {
             terminate(with: .cancelled)

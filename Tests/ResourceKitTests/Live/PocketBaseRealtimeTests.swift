@@ -64,7 +64,7 @@ import Testing
     }
 
     func waitForPosts(_ count: Int) async throws {
-        try await waitUntil("\(count) subscription posts", timeout: .seconds(30)) { posts.count >= count }
+        try await waitUntil("\(count) subscription posts") { posts.count >= count }
     }
 
     var reads: Int {
@@ -86,10 +86,10 @@ import Testing
         // The list goes: the record's own topic.
         feed = nil
         _ = feed
-        try await waitUntil("the record's topic", timeout: .seconds(30)) { posts.last?.1 == ["posts/42"] }
+        try await waitUntil("the record's topic") { posts.last?.1 == ["posts/42"] }
         // Nothing held: nothing subscribed.
         _ = consume post
-        try await waitUntil("no topics", timeout: .seconds(30)) { posts.last?.1 == [] }
+        try await waitUntil("no topics") { posts.last?.1 == [] }
         #expect(posts.allSatisfy { $0.0 == "c1" })
     }
 
@@ -108,7 +108,7 @@ import Testing
         try send(
             "event:posts/42\ndata:{\"action\":\"update\",\"record\":{\"id\":\"42\",\"title\":\"Pushed\",\"body\":\"\"}}\n\n"
         )
-        try await waitUntil("the push", timeout: .seconds(30)) { post.state.value?.title == "Pushed" }
+        try await waitUntil("the push") { post.state.value?.title == "Pushed" }
         // A record that is not a post, an unknown collection, an unknown action, garbage: all skipped.
         try send("event:posts/42\ndata:{\"action\":\"update\",\"record\":{\"id\":42}}\n\n")
         try send(
@@ -120,7 +120,7 @@ import Testing
         try send(
             "event:posts/42?options=%7B%7D\ndata:{\"action\":\"delete\",\"record\":{\"id\":\"42\",\"title\":\"Pushed\",\"body\":\"\"}}\n\n"
         )
-        try await waitUntil("the deletion", timeout: .seconds(30)) { post.state == .idle }
+        try await waitUntil("the deletion") { post.state == .idle }
         #expect(reads == readsBefore)
     }
 
@@ -136,7 +136,7 @@ import Testing
             postStates.stop()
             feedStates.stop()
         }
-        let opened = Locked<[Int]>([])
+        let opened = Watched<[Int]>([])
         let realtime = PocketBaseRealtime(
             session: session, reconnect: ReconnectPolicy(initialDelay: .seconds(1), jitter: .none),
             onOpen: { number in opened.withLock { $0.append(number) } }
@@ -144,18 +144,18 @@ import Testing
         let live = Task { try await realtime.run(in: store) }
         defer { live.cancel() }
         try await connect("c1")
-        try await waitUntil("opened", timeout: .seconds(30)) { opened.withLock { $0 } == [1] }
+        try await waitUntil("opened") { opened.value == [1] }
         let readsBefore = reads
         // The server closes the stream (PocketBase's idle close); after 1 s the source connects again.
         writers.withLock { $0[0] }.finish()
         try await clock.waitForSleepers(timeout: .seconds(5)) { $0.contains(.seconds(1)) }
         clock.advance(by: .seconds(1))
         try await connect("c2", on: 1)
-        try await waitUntil("reopened", timeout: .seconds(30)) { opened.withLock { $0 } == [1, 2] }
+        try await waitUntil("reopened") { opened.value == [1, 2] }
         #expect(posts.map(\.0) == ["c1", "c2"])
         #expect(posts.last?.1 == ["posts/*"])
         // What is observed is read again, once each: the resource and the list's first page.
-        try await waitUntil("resync", timeout: .seconds(30)) { reads == readsBefore + 2 }
+        try await waitUntil("resync") { reads == readsBefore + 2 }
         #expect(stub.requests.suffix(2).compactMap(\.url?.path).sorted() == ["/api/posts", "/api/posts/42"])
     }
 
@@ -170,7 +170,7 @@ import Testing
         }
         let store = ResourceStore(session: session)
         let feed = store.list(RemoteFeed.self, request: "latest")
-        let opened = Locked<[Int]>([])
+        let opened = Watched<[Int]>([])
         let realtime = PocketBaseRealtime(
             session: session, reconnect: ReconnectPolicy(initialDelay: .seconds(2), jitter: .none),
             onOpen: { number in opened.withLock { $0.append(number) } }
@@ -183,7 +183,7 @@ import Testing
         try await clock.waitForSleepers(timeout: .seconds(5)) { $0.contains(.seconds(2)) }
         #expect(opened.withLock { $0 }.isEmpty)
         clock.advance(by: .seconds(2))
-        try await waitUntil("opened", timeout: .seconds(30)) { opened.withLock { $0 } == [1] }
+        try await waitUntil("opened") { opened.value == [1] }
         #expect(posts.count == 2)
         #expect(posts.allSatisfy { $0.0 == "c1" && $0.1 == ["posts/*"] })
         _ = feed
@@ -259,7 +259,7 @@ import Testing
         let post = store.resource(RemotePost.self, id: "42")
         try await post.read("42")
         let postStates = post.recordStates()
-        let opened = Locked<[Int]>([])
+        let opened = Watched<[Int]>([])
         let open = AsyncLatch()
         let realtime = PocketBaseRealtime(
             session: session, reconnect: ReconnectPolicy(initialDelay: .seconds(1), jitter: .none),

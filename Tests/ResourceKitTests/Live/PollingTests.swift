@@ -39,7 +39,7 @@ import Testing
         #expect(post.state == .available(storePosts[1]))
         // Observed no more: nothing again.
         states.stop()
-        try await waitUntil("unobserved", timeout: .seconds(30)) { post.observerCount == 0 }
+        try await waitUntil("unobserved") { post.observerCount == 0 }
         for _ in 0..<3 { try await settledTick() }
         #expect(reads(backend) == 3)
         // Observed again: polling goes on.
@@ -114,9 +114,9 @@ import Testing
         let states = feed.recordStates()
         defer { states.stop() }
         try await tick()
-        try await waitUntil("first poll", timeout: .seconds(30)) { reads(backend) == 1 && feed.items.count == 3 }
+        try await waitUntil("first poll") { reads(backend) == 1 && feed.items.count == 3 }
         try await tick()
-        try await waitUntil("second poll", timeout: .seconds(30)) { reads(backend) == 2 }
+        try await waitUntil("second poll") { reads(backend) == 2 }
     }
 
     @Test func revalidateObservedReadsWhatIsObservedAndStaleOnly() async throws {
@@ -158,9 +158,9 @@ import Testing
         signal.yield()
         // The waits only stop a hang: under the thread sanitizer every suite shares two threads for 60-75 s,
         // and the task started here can wait for one most of that time.
-        try await waitUntil("first", timeout: .seconds(120)) { backend.requestLog.count == 1 }
+        try await waitUntil("first") { backend.requestLog.count == 1 }
         signal.yield()
-        try await waitUntil("second", timeout: .seconds(120)) { backend.requestLog.count == 2 }
+        try await waitUntil("second") { backend.requestLog.count == 2 }
         signal.finish()
         await revalidating.value
         #expect(backend.requestLog.count == 2)

@@ -339,14 +339,14 @@ extension OutboxTests {
         #expect(try serverPost("42")?.title == edited.title)
         // The cancel either answers at once, or (were the change no longer "being sent") takes it off the list and
         // waits for the disk: either way the hold is released only once it got that far.
-        let cancelled = Mutex<Bool?>(nil)
+        let cancelled = Watched<Bool?>(nil)
         let cancel = Task {
             let result = try await outbox.cancel(id)
             cancelled.withLock { $0 = result }
             return result
         }
         try await waitUntil("the cancel answered or took the change") {
-            cancelled.withLock { $0 } != nil || outbox.pending.isEmpty
+            cancelled.value != nil || outbox.pending.isEmpty
         }
         hold.signal()
         #expect(try await cancel.value == false)

@@ -14,16 +14,14 @@ final class HeldServer: HTTPTransport {
     private struct State {
         var version = 0
         var held: [(answer: HTTPResponse, continuation: CheckedContinuation<HTTPResponse, Never>)] = []
-        /// How many requests have arrived.
-        var arrived = 0
     }
 
-    private let state = Locked(State())
+    private let state = Watched(State())
 
     static func post(version: Int) -> Post { Post(id: "42", title: "v\(version)") }
 
-    var heldCount: Int { state.withLock { $0.held.count } }
-    var version: Int { state.withLock { $0.version } }
+    var heldCount: Int { state.read { $0.held.count } }
+    var version: Int { state.read { $0.version } }
 
     func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
         await withCheckedContinuation { continuation in
@@ -41,7 +39,6 @@ final class HeldServer: HTTPTransport {
                     answer = feedPage([storePosts[0], Self.post(version: state.version), storePosts[2]])
                 }
                 state.held.append((answer, continuation))
-                state.arrived += 1
             }
         }
     }
@@ -50,36 +47,22 @@ final class HeldServer: HTTPTransport {
     func answerAll(
         until tasks: [Task<Void, Never>], using random: inout SeededGenerator, _ schedule: String
     ) async throws {
-        let done = Locked(0)
+        let done = Watched(0)
         for task in tasks {
             Task {
                 await task.value
                 done.withLock { $0 += 1 }
             }
         }
-        // A schedule is stuck when nothing moves for 60 s: no call ends and no request arrives. Not a deadline
-        // from the start: under the thread sanitizer, with every suite running at once on two cores, the tasks of
-        // a schedule can wait half a minute for a thread before their first request.
-        var progress = (ended: 0, arrived: 0)
-        var lastMove = ContinuousClock.now
-        var checks = 0
+        // Answers whatever is held, one request at a time, until every call has ended. Each wait is for a move
+        // (a request arrives or a call ends); a schedule is stuck when nothing moves for two minutes.
         while true {
-            let ended = done.withLock { $0 }
-            let held = heldCount
-            if ended == tasks.count && held == 0 { return }
-            let arrived = state.withLock { $0.arrived }
-            if (ended, arrived) != progress {
-                progress = (ended, arrived)
-                lastMove = .now
-            } else if ContinuousClock.now - lastMove > .seconds(60) {
-                throw WaitTimeout(
-                    description:
-                        "no call ended and no request arrived for 60 s (\(schedule)); \(ended) of \(tasks.count) calls ended, \(held) held"
-                )
-            }
-            if held > 0 { release(Int.random(in: 0..<1_000, using: &random)) }
-            checks += 1
-            if checks < 1_000 { await Task.yield() } else { try await Task.sleep(for: .milliseconds(1)) }
+            try await waitUntil(
+                "a request or the end of every call (\(schedule))",
+                seen: { "\(done.value) of \(tasks.count) calls ended, \(self.heldCount) held" }
+            ) { heldCount > 0 || done.value == tasks.count }
+            if heldCount == 0 { return }
+            release(Int.random(in: 0..<1_000, using: &random))
         }
     }
 
