@@ -34,6 +34,7 @@ import Testing
             // Spread the cancellation over the request's life (0 to 3 ms): before it is sent, while the server
             // answers, and as the response completes. Timing only varies where it lands; nothing waits on it.
             let cancelAt = ContinuousClock.now + .microseconds(attempt % 60 * 50)
+            // lint-waits: spreads the cancellation over real time; nothing waits for a condition.
             while ContinuousClock.now < cancelAt { await Task.yield() }
             task.cancel()
             do {

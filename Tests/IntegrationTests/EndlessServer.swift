@@ -73,6 +73,7 @@ final class EndlessServer: Sendable {
             }
             let framed = frame(block)
             let giveUp = ContinuousClock.now + .seconds(60)
+            // lint-waits: the server's own thread, pacing its writes; nothing waits for a condition.
             while ok, ContinuousClock.now < giveUp {
                 if let error = Self.write(framed, to: client) {
                     closedByClient = error == EPIPE || error == ECONNRESET

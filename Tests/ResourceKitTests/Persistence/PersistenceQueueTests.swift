@@ -50,6 +50,7 @@ extension DiskPostSuites {
             // delay, rather than write again as soon as the last write ends.
             let start = Date()
             var changes = 0
+            // lint-waits: makes changes for a third of a second; nothing waits for a condition.
             while Date().timeIntervalSince(start) < 0.3 {
                 changes += 1
                 store.apply(.updated(DiskPost(id: "42", title: "edit \(changes)")), as: RemoteDiskPost.self)
