@@ -127,7 +127,19 @@ public final class StorePersistence: Sendable {
         }
         Changes.raise()
         await flush()
-        try storage.removeAll()
+        // On a thread of its own, as the writer's calls: removing every file blocks on the disk.
+        let storage = storage
+        let result: Result<Void, NetworkError> = await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                do throws(NetworkError) {
+                    try storage.removeAll()
+                    continuation.resume(returning: .success(()))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        try result.get()
     }
 
     private func enqueue(_ key: String, _ change: Change) {
