@@ -126,8 +126,10 @@ import Testing
                         return .failure(error)
                     }
                 })
-            // One at a time, so that request `index` is transport request `index`.
+            // One at a time, so that request `index` is transport request `index`; held before the clock moves, so
+            // that a request still held later was not answered or cancelled meanwhile.
             try await transport.waitForRequests(index + 1)
+            try await transport.waitUntilHeld(index)
         }
         for second in 1...25 {
             for index in 0..<count where answerAt[index] == second && answerAt[index] < timeouts[index] {
