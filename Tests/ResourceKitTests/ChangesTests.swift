@@ -1,3 +1,4 @@
+import Dispatch
 import ResourceKit
 import ResourceKitTesting
 import Testing
@@ -37,5 +38,24 @@ import Testing
         }
         waiter.cancel()
         await #expect(throws: ChangeTimeout.self) { try await waiter.value }
+    }
+}
+
+/// The trait that keeps blocking tests off the cooperative pool.
+@Suite struct OffThePoolTests {
+    @Test(.offThePool) func aTestRunsOnADispatchQueueOfItsOwn() {
+        let label = DispatchQueue.getSpecific(key: QueueExecutor.label)
+        #expect(label == "aTestRunsOnADispatchQueueOfItsOwn()")
+    }
+
+    @Test(.offThePool) func anAsyncTestResumesOnItToo() async throws {
+        try await Task.sleep(for: .milliseconds(1))
+        let label = DispatchQueue.getSpecific(key: QueueExecutor.label)
+        #expect(label == "anAsyncTestResumesOnItToo()")
+    }
+
+    @Test func withoutTheTraitATestRunsOnThePool() {
+        let label = DispatchQueue.getSpecific(key: QueueExecutor.label)
+        #expect(label == nil)
     }
 }

@@ -3,7 +3,7 @@ import ResourceKit
 import Testing
 
 /// Pagination strategies and what they learn from a page are values that a test of a custom strategy compares.
-@Suite struct PaginationStrategyTests {
+@Suite(.offThePool) struct PaginationStrategyTests {
     @Test func pageContextsCompareByEveryField() throws {
         let url = try #require(URL(string: "http://test.local/api/posts?page=2"))
         let context = PageContext(itemCount: 20, totalItems: 45, headers: ["Link": "<p3>; rel=next"], url: url)

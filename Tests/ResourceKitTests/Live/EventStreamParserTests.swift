@@ -14,7 +14,7 @@ private func message(_ data: String, id: String = "") -> ServerSentEvent {
     ServerSentEvent(type: "message", data: data, lastEventID: id)
 }
 
-@Suite struct EventStreamParserTests {
+@Suite(.offThePool) struct EventStreamParserTests {
     // MARK: The examples of the standard's event-stream section
 
     @Test func dataLinesJoinWithNewlines() throws {

@@ -2,7 +2,7 @@ import Foundation
 import ResourceKit
 import Testing
 
-@Suite struct FileEntryStorageTests {
+@Suite(.offThePool) struct FileEntryStorageTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("entries-\(UUID().uuidString)")
     let loaded = Date(timeIntervalSince1970: 1_764_000_000.25)
 

@@ -23,7 +23,7 @@ struct UnkeptFeed: Listable {
     static func listEndpoint(for request: Void) -> Endpoint { Endpoint(.get, "posts") }
 }
 
-@Suite(.timeLimit(.minutes(1))) struct ListPersistenceTests {
+@Suite(.timeLimit(.minutes(1)), .offThePool) struct ListPersistenceTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lists-\(UUID().uuidString)")
     let backend = InMemoryBackend(basePath: "/api")
     let wall = WallClock()

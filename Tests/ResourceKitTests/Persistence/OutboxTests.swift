@@ -31,7 +31,7 @@ final class FlakyRemovals: EntryStorage {
     func allKeys() throws(NetworkError) -> [String] { try base.allKeys() }
 }
 
-@Suite(.timeLimit(.minutes(1))) struct OutboxTests {
+@Suite(.timeLimit(.minutes(1)), .offThePool) struct OutboxTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("outbox-\(UUID().uuidString)")
     let backend = InMemoryBackend(basePath: "/api")
 

@@ -52,7 +52,7 @@ final class WallClock: Sendable {
 }
 
 /// The suites that use `DiskPost`, one test at a time: `DiskPost.decodings` counts for the whole process.
-@Suite(.serialized) struct DiskPostSuites {}
+@Suite(.serialized, .offThePool) struct DiskPostSuites {}
 
 extension DiskPostSuites {
     @Suite(.timeLimit(.minutes(1))) struct PersistentStoreTests {

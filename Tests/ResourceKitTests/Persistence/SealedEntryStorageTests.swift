@@ -14,7 +14,7 @@ func toyCodec(key: UInt8) -> EntryCodec {
         })
 }
 
-@Suite(.timeLimit(.minutes(1))) struct SealedEntryStorageTests {
+@Suite(.timeLimit(.minutes(1)), .offThePool) struct SealedEntryStorageTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sealed-\(UUID().uuidString)")
     let backend = InMemoryBackend(basePath: "/api")
 

@@ -15,7 +15,7 @@ private func patternByte(_ position: Int, seed: UInt64) -> UInt8 {
 
 /// A body whose writer cannot wait: past its limit, chunks spill to a temporary file, gather there in 256 KB
 /// writes, and come back in order.
-@Suite(.timeLimit(.minutes(1))) struct BodySpillTests {
+@Suite(.timeLimit(.minutes(1)), .offThePool) struct BodySpillTests {
     /// Seeded schedules of offers and reads, with chunks from 1 byte to past the spill file's write size and
     /// limits small enough that most bodies spill, against the bytes offered.
     @Test(arguments: [1, 2, 3, 4, 5, 6] as [UInt64])

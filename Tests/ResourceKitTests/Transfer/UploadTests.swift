@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// Files and streams as request bodies, through the session and the testing kit's transports.
-@Suite(.timeLimit(.minutes(1))) struct UploadTests {
+@Suite(.timeLimit(.minutes(1)), .offThePool) struct UploadTests {
     /// A file of `count` bytes of a repeating pattern, in a fresh directory.
     static func file(_ count: Int, named name: String = "upload.bin", byte: (Int) -> UInt8 = { UInt8($0 % 251) })
         throws -> URL
