@@ -15,7 +15,7 @@ import Testing
         let server = try ClosingServer(body: #"{"id":1}"#)
         defer { server.close() }
         // A plain ephemeral configuration comes with an in-memory URL cache: the path that crashed.
-        let transports = [URLSessionTransport(timeout: .seconds(10)), URLSessionTransport(configuration: .ephemeral)]
+        let transports = [URLSessionTransport(timeout: .seconds(45)), URLSessionTransport(configuration: .ephemeral)]
         for transport in transports {
             let session = NetworkSession(baseURL: "http://127.0.0.1:\(server.port)", transport: transport)
             try await race(session, Endpoint(.get, "row"))
@@ -56,7 +56,7 @@ import Testing
         let server = try ClosingServer(body: #"{"id":1}"#)
         defer { server.close() }
         let session = NetworkSession(
-            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(10)))
+            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(45)))
         await #expect(throws: NetworkError.self) {
             try await session.send(Endpoint(.get, "row", headers: ["X-A\r\nX-Injected": "1"]))
         }

@@ -22,7 +22,7 @@ import Testing
 
     func session(_ server: ClosingServer, logger: any NetworkLogging = SilentLogger()) -> NetworkSession {
         NetworkSession(
-            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(20)),
+            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(45)),
             retry: Self.standard, logger: logger)
     }
 
@@ -30,7 +30,7 @@ import Testing
         let server = try ClosingServer(body: Self.answer, closingFirst: 1)
         defer { server.close() }
         let request = URLRequest(url: try #require(URL(string: "http://127.0.0.1:\(server.port)/posts/1")))
-        await #expect(throws: Self.closed) { try await URLSessionTransport(timeout: .seconds(20)).send(request) }
+        await #expect(throws: Self.closed) { try await URLSessionTransport(timeout: .seconds(45)).send(request) }
         #expect(server.connectionCount == 1)
     }
 

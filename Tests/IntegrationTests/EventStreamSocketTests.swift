@@ -16,7 +16,7 @@ import Testing
         defer { server.close() }
         let clock = ManualClock()
         let session = NetworkSession(
-            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(10)),
+            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(45)),
             clock: clock)
         let reading = Task {
             var events: [ServerSentEvent] = []
@@ -55,7 +55,7 @@ import Testing
         defer { server.close() }
         let clock = ManualClock()
         let session = NetworkSession(
-            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(10)),
+            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(45)),
             clock: clock)
         let reading = Task {
             var received: [String] = []
@@ -81,7 +81,7 @@ import Testing
         defer { server.close() }
         let clock = ManualClock()
         let session = NetworkSession(
-            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(10)),
+            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(45)),
             clock: clock)
         let reading = Task {
             var iterator = session.events(Endpoint(.get, "events"), reconnect: ReconnectPolicy(jitter: .none))

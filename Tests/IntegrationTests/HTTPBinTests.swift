@@ -21,7 +21,7 @@ enum HTTPBin {
         logger: any NetworkLogging = SilentLogger()
     ) -> NetworkSession {
         NetworkSession(
-            baseURL: url ?? "http://127.0.0.1:1", transport: URLSessionTransport(timeout: .seconds(10)),
+            baseURL: url ?? "http://127.0.0.1:1", transport: URLSessionTransport(timeout: .seconds(45)),
             adapters: adapters,
             retry: retry, timeLimit: .seconds(20), logger: logger)
     }
@@ -102,8 +102,8 @@ struct HTTPBinTests {
 
     @Test func tooManyRedirectsAndABadLocationFailClearly() async throws {
         let session = NetworkSession(
-            baseURL: HTTPBin.url ?? "http://127.0.0.1:1", transport: URLSessionTransport(timeout: .seconds(10)),
-            redirects: .follow(maximumHops: 3), timeLimit: .seconds(20))
+            baseURL: HTTPBin.url ?? "http://127.0.0.1:1", transport: URLSessionTransport(timeout: .seconds(45)),
+            redirects: .follow(maximumHops: 3), timeLimit: .seconds(45))
         let hops = try #require(
             await #expect(throws: NetworkError.self) { try await session.send(Endpoint(.get, "redirect/6")) })
         guard let code = hops.transportCode else {

@@ -18,7 +18,7 @@ enum PocketBase {
     static func session(adapters: [any RequestAdapting] = []) -> NetworkSession {
         NetworkSession(
             baseURL: (url ?? "http://127.0.0.1:1") + "/api/collections", validation: PocketBaseValidation(),
-            transport: URLSessionTransport(timeout: .seconds(10)), adapters: adapters)
+            transport: URLSessionTransport(timeout: .seconds(45)), adapters: adapters)
     }
 
     /// Logs in as the superuser and returns an adapter that sends the token.

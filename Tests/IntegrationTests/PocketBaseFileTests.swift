@@ -179,7 +179,7 @@ extension LargeBodyTests {
             try contents.write(to: source)
             let direct = NetworkSession(
                 baseURL: url + "/api/collections", validation: PocketBaseValidation(),
-                transport: URLSessionTransport(timeout: .seconds(20)))
+                transport: URLSessionTransport(timeout: .seconds(45)))
             var form = MultipartForm()
             form.append("Archive", name: "title")
             form.append(contentsOf: source, name: "archive")
@@ -200,7 +200,7 @@ extension LargeBodyTests {
             }
             let session = NetworkSession(
                 baseURL: "http://127.0.0.1:\(proxy.port)", validation: PocketBaseValidation(),
-                transport: URLSessionTransport(timeout: .seconds(20)), adapters: [recorder])
+                transport: URLSessionTransport(timeout: .seconds(45)), adapters: [recorder])
             let file = Endpoint(.get, "api/files/\(record.collectionId)/\(record.id)/\(record.archive)")
             let destination = directory.appendingPathComponent("copy.bin")
             let first = Task { try await session.download(file, to: destination) }

@@ -83,7 +83,7 @@ struct PocketBaseLiveTests {
         let store = ResourceStore(
             session: NetworkSession(
                 baseURL: (PocketBase.url ?? "") + "/api/collections", validation: PocketBaseValidation(),
-                transport: URLSessionTransport(timeout: .seconds(10)), adapters: [counter]))
+                transport: URLSessionTransport(timeout: .seconds(45)), adapters: [counter]))
         let realtime = NetworkSession(
             baseURL: realtimeURL + "/api", validation: PocketBaseValidation(),
             transport: URLSessionTransport(timeout: .seconds(600)))
@@ -106,7 +106,7 @@ struct PocketBaseLiveTests {
         let a = try await PocketBase.authenticated()
         let admin = NetworkSession(
             baseURL: (PocketBase.url ?? "") + "/api", validation: PocketBaseValidation(),
-            transport: URLSessionTransport(timeout: .seconds(10)), adapters: a.adapters)
+            transport: URLSessionTransport(timeout: .seconds(45)), adapters: a.adapters)
         struct Field: Encodable { var name: String; var type: String }
         struct Collection: Encodable {
             var name = "secrets"
@@ -271,7 +271,7 @@ struct PocketBaseLiveTests {
         let (a, _) = try await deviceA()
         let admin = NetworkSession(
             baseURL: (PocketBase.url ?? "") + "/api", validation: PocketBaseValidation(),
-            transport: URLSessionTransport(timeout: .seconds(10)), adapters: a.adapters)
+            transport: URLSessionTransport(timeout: .seconds(45)), adapters: a.adapters)
         // PocketBase logs each client's new subscription set at its debug level.
         struct Settings: Encodable, Sendable { var logs = ["minLevel": -4] }
         _ = try await admin.response(for: Endpoint(.patch, "settings", body: .json(Settings())))

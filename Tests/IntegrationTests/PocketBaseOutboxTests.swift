@@ -33,7 +33,7 @@ struct PocketBaseOutboxTests {
         struct Credentials: Encodable { var identity: String, password: String }
         let plain = NetworkSession(
             baseURL: url + "/api", validation: PocketBaseValidation(),
-            transport: URLSessionTransport(timeout: .seconds(10)))
+            transport: URLSessionTransport(timeout: .seconds(45)))
         let token = try await plain.send(
             Endpoint(
                 .post, "collections/_superusers/auth-with-password",

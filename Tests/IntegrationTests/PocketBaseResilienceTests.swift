@@ -60,12 +60,12 @@ struct PocketBaseResilienceTests {
     private func outage(url: String, instance: String) async throws {
         let session = NetworkSession(
             baseURL: url + "/api/collections", validation: PocketBaseValidation(),
-            transport: URLSessionTransport(timeout: .seconds(10)))
+            transport: URLSessionTransport(timeout: .seconds(45)))
         let list = ListResource<RemotePBPosts>(session: session, request: ())
         #expect(try await list.loadFirstPage().count == 50)
 
         _ = try await runScript(["Scripts/pocketbase", "halt", "--instance", instance])
-        // Fails fast: a refused connection, not the transport's 10 s timeout.
+        // Fails fast: a refused connection, not the transport's 45 s timeout.
         let error = try #require(await #expect(throws: NetworkError.self) { try await list.loadNextPage() })
         guard let code = error.transportCode else {
             Issue.record("expected a transport error, got \(error)")
@@ -132,7 +132,7 @@ struct PocketBaseResilienceTests {
             })
         let session = NetworkSession(
             baseURL: (PocketBase.url ?? "") + "/api/collections", validation: PocketBaseValidation(),
-            transport: URLSessionTransport(timeout: .seconds(10)), authenticator: authenticator)
+            transport: URLSessionTransport(timeout: .seconds(45)), authenticator: authenticator)
         struct Collection: Decodable { var name: String }
         let results = try await withThrowingTaskGroup(of: String.self) { group in
             for _ in 0..<20 {
@@ -160,7 +160,7 @@ struct PocketBaseResilienceTests {
             })
         let session = NetworkSession(
             baseURL: (PocketBase.url ?? "") + "/api/collections", validation: PocketBaseValidation(),
-            transport: URLSessionTransport(timeout: .seconds(10)), authenticator: authenticator)
+            transport: URLSessionTransport(timeout: .seconds(45)), authenticator: authenticator)
         let error = try #require(
             await #expect(throws: NetworkError.self) { try await session.send(Endpoint(.get, "posts")) })
         guard error.code == .authenticationFailed, let server = error.underlyingError?.serverError else {

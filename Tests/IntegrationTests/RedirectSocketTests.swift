@@ -24,7 +24,7 @@ import Testing
 
     func session(_ api: RecordingServer, scope: CredentialScope = .baseURL) -> NetworkSession {
         NetworkSession(
-            baseURL: "http://127.0.0.1:\(api.port)", transport: URLSessionTransport(timeout: .seconds(10)),
+            baseURL: "http://127.0.0.1:\(api.port)", transport: URLSessionTransport(timeout: .seconds(45)),
             defaultHeaders: Self.secrets, adapters: [BearerTokenAdapter(token: "t")], credentialScope: scope)
     }
 
@@ -77,7 +77,7 @@ import Testing
         defer { api.close() }
         let logger = EventCollector()
         let session = NetworkSession(
-            baseURL: "http://127.0.0.1:\(api.port)", transport: URLSessionTransport(timeout: .seconds(10)),
+            baseURL: "http://127.0.0.1:\(api.port)", transport: URLSessionTransport(timeout: .seconds(45)),
             redirects: .never,
             logger: logger)
         let thrown = try #require(

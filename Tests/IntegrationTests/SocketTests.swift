@@ -12,7 +12,7 @@ import Testing
         let server = try SilentServer()
         defer { server.close() }
         let session = NetworkSession(
-            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(20)))
+            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(45)))
         struct Remote: Readable {
             typealias Value = String
             typealias ReadResponse = String
@@ -22,7 +22,7 @@ import Testing
         let task = Task { try await resource.read() }
         try await server.accepted.wait()
         // From the cancellation on: how long the connection took to be accepted is not what is tested (in a
-        // loaded parallel run it took up to 12 s), the request ending long before its 20 s timeout is.
+        // loaded parallel run it took up to 12 s), the request ending long before its 45 s timeout is.
         let cancelled = ContinuousClock.now
         task.cancel()
         await #expect(throws: NetworkError.cancelled) { try await task.value }
@@ -57,7 +57,7 @@ import Testing
             return request
         }
         let adapted = NetworkSession(
-            baseURL: base, transport: URLSessionTransport(timeout: .seconds(10)), adapters: [adapter])
+            baseURL: base, transport: URLSessionTransport(timeout: .seconds(45)), adapters: [adapter])
         #expect(try await adapted.data(for: Endpoint(.get, "row")) == Data(#"{"id":1}"#.utf8))
         #expect(server.connectionCount == 2)
     }

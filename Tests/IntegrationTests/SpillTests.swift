@@ -94,7 +94,7 @@ private func spilledFiles() -> [String] {
     @Test func theFirstBytesArriveBeforeTheRestIsSent() async throws {
         let server = try GatedServer()
         let session = NetworkSession(
-            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(20)))
+            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(45)))
         let response = try await session.bytes(Endpoint(.get, "gated"))
         #expect(response.expectedLength == 10)
         var iterator = response.body.makeAsyncIterator()
@@ -118,7 +118,7 @@ extension LargeBodyTests {
             let count = 8 << 20
             let server = try BulkServer(count: count)
             let session = NetworkSession(
-                baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(20)))
+                baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(45)))
             let response = try await session.bytes(Endpoint(.get, "bulk"))
             // The reader waits until URLSession has read the whole body.
             try await server.delivered.wait()

@@ -13,7 +13,7 @@ import Testing
         let given = URLSessionConfiguration.ephemeral
         given.urlCache = nil
         return [
-            ("init(timeout:)", URLSessionTransport(timeout: .seconds(10))),
+            ("init(timeout:)", URLSessionTransport(timeout: .seconds(45))),
             ("init(configuration:)", URLSessionTransport(configuration: .ephemeral)),
             ("init(session:)", URLSessionTransport(session: URLSession(configuration: given))),
         ]

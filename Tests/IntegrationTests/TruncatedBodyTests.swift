@@ -61,7 +61,7 @@ final class TruncatingServer: Sendable {
 @Suite(.timeLimit(.minutes(1))) struct TruncatedBodyTests {
     static func session(_ server: TruncatingServer) -> NetworkSession {
         NetworkSession(
-            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(20)))
+            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(45)))
     }
 
     @Test(arguments: [false, true]) func sendNamesABodyCutShort(chunked: Bool) async throws {

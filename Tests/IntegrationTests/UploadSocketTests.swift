@@ -22,7 +22,7 @@ import Testing
 
     static func session(_ server: RecordingServer) -> NetworkSession {
         NetworkSession(
-            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(20)))
+            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(45)))
     }
 
     @Test func aLargeFileReachesTheServerIntactWithProgressAlongTheWay() async throws {
@@ -98,7 +98,7 @@ import Testing
             cdn.close()
         }
         let session = NetworkSession(
-            baseURL: "http://127.0.0.1:\(api.port)", transport: URLSessionTransport(timeout: .seconds(20)),
+            baseURL: "http://127.0.0.1:\(api.port)", transport: URLSessionTransport(timeout: .seconds(45)),
             defaultHeaders: ["Cookie": "sid=1"], adapters: [BearerTokenAdapter(token: "secret")])
         let destination = FileManager.default.temporaryDirectory.appendingPathComponent("cdn-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: destination) }
@@ -152,7 +152,7 @@ import Testing
         defer { server.close() }
         let refreshes = Locked(0)
         let session = NetworkSession(
-            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(20)),
+            baseURL: "http://127.0.0.1:\(server.port)", transport: URLSessionTransport(timeout: .seconds(45)),
             authenticator: BearerAuthenticator(
                 token: { refreshes.withLock { $0 } == 0 ? "old" : "new" },
                 refresh: { (_: String) async throws(NetworkError) -> String in
