@@ -49,6 +49,8 @@ private func answer(_ post: RevisedPost) -> HTTPResponse {
         #expect(post.state == .available(edited))
         #expect(latest.items == [storePosts[0], edited, storePosts[2]])
         try await postStates.expect([.available(storePosts[1]), .available(edited)])
+        // The recorder reads its stream in a task of its own: wait until it has the change.
+        try await feedStates.waitForCount(2, timeout: .seconds(120))
         #expect(feedStates.states.map(\.items) == [storePosts, [storePosts[0], edited, storePosts[2]]])
         #expect(backend.requestLog.count == requests)
         // It counts as just loaded: a new resource of another type starts from it.
