@@ -69,8 +69,8 @@ func acceptingOnly(_ accepted: @escaping @Sendable () -> String) -> ScriptedTran
         let transport = acceptingOnly { "new" }
         let session = session(transport, store)
         let tasks = (0..<20).map { _ in Task { try await session.send(endpoint, as: Post.self) } }
-        // Every request is rejected before the refresh may finish.
-        try await waitUntil("20 rejected requests") { transport.requestCount >= 20 }
+        // Every request is rejected, and waits on the one refresh, before the refresh may finish.
+        try await waitUntil("20 requests wait on the refresh") { session.authenticationWaiters == 20 }
         gate.open()
         for task in tasks { #expect(try await task.value.title == "v") }
         #expect(store.refreshes == 1)
@@ -87,7 +87,8 @@ func acceptingOnly(_ accepted: @escaping @Sendable () -> String) -> ScriptedTran
         let transport = acceptingOnly { "never" }
         let session = session(transport, store)
         let tasks = (0..<5).map { _ in Task { try await session.send(endpoint) } }
-        try await waitUntil("5 rejected requests") { transport.requestCount >= 5 }
+        // A rejection that reached the authenticator only after the failed refresh ended would start another.
+        try await waitUntil("5 requests wait on the refresh") { session.authenticationWaiters == 5 }
         gate.open()
         for task in tasks {
             await #expect(throws: NetworkError.authenticationFailed(.httpStatus(code: 400, body: Data()))) {

@@ -112,6 +112,8 @@ protocol AuthenticationHandling: Sendable {
     func isFailure(_ response: HTTPResponse) -> Bool
     /// Makes sure a credential newer than `used` exists: refreshes once for all callers that used it.
     func recover(from used: any Sendable) async throws(NetworkError)
+    /// How many callers wait on a refresh now (for the package's tests, which wait on `Changes` for it).
+    var waiting: Int { get }
 }
 
 /// Runs at most one refresh per rejected credential, shared by every request that was rejected with it.
@@ -121,6 +123,7 @@ final class AuthenticationFlight<Wrapped: Authenticator>: AuthenticationHandling
     private struct State {
         var refreshing: (from: Credential, task: Task<Result<Credential, NetworkError>, Never>)?
         var lastRefresh: (from: Credential, to: Credential)?
+        var waiting = 0
     }
 
     private let authenticator: Wrapped
@@ -137,6 +140,8 @@ final class AuthenticationFlight<Wrapped: Authenticator>: AuthenticationHandling
     }
 
     func isFailure(_ response: HTTPResponse) -> Bool { authenticator.isAuthenticationFailure(response) }
+
+    var waiting: Int { state.withLock { $0.waiting } }
 
     func recover(from used: any Sendable) async throws(NetworkError) {
         guard let used = used as? Credential else { return }
@@ -172,8 +177,11 @@ final class AuthenticationFlight<Wrapped: Authenticator>: AuthenticationHandling
 
     private func wait(for task: Task<Result<Credential, NetworkError>, Never>) async throws(NetworkError) {
         // The refresh runs in a task of its own: one waiter's cancellation does not cancel it for the others.
+        state.withLock { $0.waiting += 1 }
+        Changes.raise()
         let result = await task.value
         state.withLock { state in
+            state.waiting -= 1
             if let refreshing = state.refreshing, refreshing.task == task {
                 state.refreshing = nil
                 if case .success(let new) = result { state.lastRefresh = (refreshing.from, new) }

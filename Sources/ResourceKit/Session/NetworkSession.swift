@@ -138,6 +138,9 @@ public actor NetworkSession {
         self.authentication = authenticator.map { Self.flight(for: $0) }
     }
 
+    /// How many requests wait on a credential refresh now; the package's tests wait on `Changes` for it.
+    package nonisolated var authenticationWaiters: Int { authentication?.waiting ?? 0 }
+
     private static func flight<A: Authenticator>(for authenticator: A) -> any AuthenticationHandling {
         AuthenticationFlight(authenticator)
     }
