@@ -41,11 +41,8 @@ let package = Package(
             exclude: ["Captures"]),
         .testTarget(name: "ReadmeTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
         .testTarget(name: "EvolutionTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
-        .testTarget(
-            name: "IntegrationTests", dependencies: ["ResourceKit", "ResourceKitTesting", "PersistenceCrashChild"]),
-        // Killed at random moments by IntegrationTests' PersistenceCrashTests, which checks what survived.
-        .executableTarget(
-            name: "PersistenceCrashChild", dependencies: ["ResourceKit"], path: "Tests/PersistenceCrashChild"),
+        // Its crash and relaunch tests run the test binary itself as the child process (ChildProcess.swift).
+        .testTarget(name: "IntegrationTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -8,21 +8,6 @@ import Testing
     import Darwin
 #endif
 
-/// The value PersistenceCrashChild writes for `key` at `generation` (the same function as its own).
-private func payload(key: Int, generation: Int) -> Data {
-    var state = UInt64(truncatingIfNeeded: key &* 1_000_003 &+ generation &* 7_919)
-    func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    var bytes = withUnsafeBytes(of: Int64(generation).littleEndian) { Array($0) }
-    for _ in 0..<Int(next() % 6_000) { bytes.append(UInt8(truncatingIfNeeded: next())) }
-    return Data(bytes)
-}
-
 /// A FileEntryStorage written by a real process that is killed with SIGKILL at random moments.
 ///
 /// Run on its own (`Scripts/test` does, with `RESOURCEKIT_CRASH_TESTS=1`): 200 processes that `fsync` as fast
@@ -33,24 +18,11 @@ private func payload(key: Int, generation: Int) -> Data {
         if: ProcessInfo.processInfo.environment["RESOURCEKIT_CRASH_TESTS"] == "1",
         "run on its own by Scripts/test: RESOURCEKIT_CRASH_TESTS=1 swift test --filter PersistenceCrashTests"))
 struct PersistenceCrashTests {
-    /// The child's executable, built beside the test bundle.
-    static var child: URL {
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        while directory.pathExtension == "xctest" || directory.lastPathComponent == "Contents"
-            || directory.lastPathComponent == "MacOS"
-        {
-            directory.deleteLastPathComponent()
-        }
-        return directory.appendingPathComponent("PersistenceCrashChild")
-    }
-
     /// Runs the child with `arguments`, kills it with `SIGKILL` at a random moment, and returns what it printed:
     /// in even rounds once its first line is out (into its writes), in odd ones from the start (often before it
     /// has opened its storage).
     private static func runUntilKilled(_ arguments: [String], _ round: Int, _ rng: inout SplitMix) throws -> Data {
-        let process = Process()
-        process.executableURL = child
-        process.arguments = arguments
+        let process = ChildProcess.make(arguments)
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -76,7 +48,8 @@ struct PersistenceCrashTests {
         var rng = SplitMix(state: seed)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("crash-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        #expect(FileManager.default.isExecutableFile(atPath: Self.child.path), "no child at \(Self.child.path)")
+        let executable = ChildProcess.executable.path
+        #expect(FileManager.default.isExecutableFile(atPath: executable), "no test binary at \(executable)")
         /// The newest acknowledged generation of each key.
         var acknowledged: [Int: Int] = [:]
         var totalAcks = 0
@@ -107,13 +80,13 @@ struct PersistenceCrashTests {
                     let generation = Int(entry.value.prefix(8).withUnsafeBytes { $0.loadUnaligned(as: Int64.self) })
                     #expect(generation >= floor, "seed \(seed), round \(round): item-\(key) went back")
                     #expect(
-                        entry.value == payload(key: key, generation: generation),
+                        entry.value == ChildProcess.payload(key: key, generation: generation),
                         "seed \(seed), round \(round): item-\(key) is torn")
                 } else if let entry {
                     // Written but not acknowledged before the kill: it must still be whole.
                     let generation = Int(entry.value.prefix(8).withUnsafeBytes { $0.loadUnaligned(as: Int64.self) })
                     #expect(
-                        entry.value == payload(key: key, generation: generation),
+                        entry.value == ChildProcess.payload(key: key, generation: generation),
                         "seed \(seed), round \(round): item-\(key) is torn")
                 }
             }
@@ -161,7 +134,9 @@ struct PersistenceCrashTests {
                         // Only an older record, whole, can stand where the damage hides which key it held.
                         let generation = Int(entry.value.prefix(8).withUnsafeBytes { $0.loadUnaligned(as: Int64.self) })
                         let newer = Int(old.value.prefix(8).withUnsafeBytes { $0.loadUnaligned(as: Int64.self) })
-                        #expect(generation < newer && entry.value == payload(key: other, generation: generation))
+                        #expect(
+                            generation < newer
+                                && entry.value == ChildProcess.payload(key: other, generation: generation))
                     }
                     acknowledged[other] = nil
                 }

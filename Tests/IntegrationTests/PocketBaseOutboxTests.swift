@@ -25,7 +25,7 @@ struct PocketBaseOutboxTests {
         _ = try await runScript(["Scripts/pocketbase", "stop", "--instance", instance])
     }
 
-    /// Two launches of an app, each its own process (the PersistenceCrashChild executable): the first edits
+    /// Two launches of an app, each its own process (the test binary as a ``ChildProcess``): the first edits
     /// while the server is halted and ends; the second starts while it is still halted, shows the edits, and
     /// replays once the server is back.
     private func offlineEdits(url: String, instance: String, directory: URL) async throws {
@@ -142,10 +142,10 @@ struct PocketBaseOutboxTests {
     }
 }
 
-/// An app launch in a process of its own (the PersistenceCrashChild executable): what it prints, line by
+/// An app launch in a process of its own (the test binary as a ``ChildProcess``): what it prints, line by
 /// line, and lines sent to it; every wait is bounded.
 final class ChildApp {
-    private let process = Process()
+    private let process: Process
     private let input = Pipe()
     private let output = Pipe()
     private let received = Locked<[String]>([])
@@ -157,8 +157,7 @@ final class ChildApp {
     private var cursor = 0
 
     init(_ arguments: [String]) throws {
-        process.executableURL = PersistenceCrashTests.child
-        process.arguments = arguments
+        process = ChildProcess.make(arguments)
         process.standardInput = input
         process.standardOutput = output
         let handle = output.fileHandleForReading

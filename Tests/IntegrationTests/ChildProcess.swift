@@ -1,0 +1,306 @@
+import Foundation
+import ResourceKit
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A process of its own for the tests that kill one or launch an app twice: the test binary itself, run with
+/// the arguments in `RESOURCEKIT_CHILD` and a filter that selects only ``ChildProcessEntry``. (A separate
+/// executable target would be one more product every user's package lists.)
+///
+/// With `DIRECTORY SEED`, it writes entries to a FileEntryStorage in a loop until it is killed, printing
+/// "ack <generation> <keys…>" on standard output once each batch is stored. PersistenceCrashTests kills it
+/// with SIGKILL at random moments and checks what survived. With a third argument `outbox`, it makes changes
+/// through a store whose server is unreachable instead, and prints "queued <id>" once each is kept in the
+/// outbox (the call threw `.queued`).
+///
+/// `pb-edit DIRECTORY URL TOKEN` and `pb-replay DIRECTORY URL TOKEN IDS` are the two launches of an app against
+/// a PocketBase that PocketBaseOutboxTests halts between them (see `pocketBaseEdits` and `pocketBaseReplay`).
+/// Standard output carries only these lines: Swift Testing writes its own to standard error, which the parent
+/// discards.
+enum ChildProcess {
+    /// The child's arguments, when this process is one.
+    static let arguments: [String]? = ProcessInfo.processInfo.environment["RESOURCEKIT_CHILD"].map {
+        $0.components(separatedBy: "\n")
+    }
+
+    /// A child process with `arguments`, ready to run: its standard error goes nowhere.
+    static func make(_ arguments: [String]) -> Process {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["--testing-library", "swift-testing", "--filter", "ChildProcessEntry"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["RESOURCEKIT_CHILD"] = arguments.joined(separator: "\n")
+        process.environment = environment
+        process.standardError = FileHandle.nullDevice
+        return process
+    }
+
+    /// The test binary (on Linux the executable `ResourceKitPackageTests.xctest`).
+    static var executable: URL {
+        #if os(Linux)
+            URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        #else
+            URL(fileURLWithPath: CommandLine.arguments[0])
+        #endif
+    }
+
+    /// The value of `key` at `generation`: its generation, then bytes only that pair makes, of a length
+    /// between 8 and about 6 KB, so that a torn or mixed file cannot pass for a right one.
+    static func payload(key: Int, generation: Int) -> Data {
+        var state = UInt64(truncatingIfNeeded: key &* 1_000_003 &+ generation &* 7_919)
+        func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        var bytes = withUnsafeBytes(of: Int64(generation).littleEndian) { Array($0) }
+        for _ in 0..<Int(next() % 6_000) { bytes.append(UInt8(truncatingIfNeeded: next())) }
+        return Data(bytes)
+    }
+
+    struct Note: Codable, Sendable, Identifiable {
+        var id: Int
+        var text: String
+    }
+
+    struct RemoteNote: Readable, Updatable {
+        typealias Value = Note
+        typealias ReadRequest = Int
+        static let persistenceName = "Note"
+        static func readEndpoint(for id: Int) -> Endpoint { Endpoint(.get, "notes").appending(id: id) }
+        static func updateEndpoint(for note: Note) -> Endpoint {
+            Endpoint(.patch, "notes", body: .json(note)).appending(id: note.id)
+        }
+    }
+
+    struct Unreachable: HTTPTransport {
+        func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
+            throw .transport(code: .notConnectedToInternet, message: "offline")
+        }
+    }
+
+    /// Keeps changes in the outbox until killed.
+    static func keepChanges(in directory: URL, seed: UInt64) async throws {
+        let persistence = StorePersistence(
+            storage: try FileEntryStorage(directory: directory.appendingPathComponent("entries")),
+            outbox: try FileEntryStorage(directory: directory.appendingPathComponent("outbox"), maximumBytes: .max))
+        let store = ResourceStore(
+            session: NetworkSession(baseURL: "http://127.0.0.1:9/api", transport: Unreachable()),
+            persistence: persistence)
+        store.queueWhenOffline(RemoteNote.self)
+        var random = seed
+        var counter = 0
+        while true {
+            random = random &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let note = Note(id: Int(random >> 61), text: "\(seed)-\(counter)")
+            counter += 1
+            let resource = store.resource(RemoteNote.self, id: note.id)
+            let result: Result<Note, NetworkError>
+            do {
+                result = .success(try await resource.update(note, optimistic: note))
+            } catch {
+                result = .failure(error)
+            }
+            guard case .failure(let error) = result, let id = error.queuedChange else {
+                FileHandle.standardError.write(Data("the change was not kept: \(result)\n".utf8))
+                exit(3)
+            }
+            say("queued \(id)")
+        }
+    }
+
+    // MARK: Against PocketBase
+
+    struct PBPost: Codable, Sendable, Equatable, Identifiable {
+        var id: String
+        var title: String
+        var body: String
+        var userId: Int?
+        var position: Int?
+    }
+
+    struct RemotePBPost: Readable, Updatable, Deletable {
+        typealias Value = PBPost
+        typealias ReadRequest = String
+        typealias DeleteRequest = PBPost
+        static let persistenceName = "PBPost"
+        static func readEndpoint(for id: String) -> Endpoint { Endpoint(.get, "posts/records").appending(id: id) }
+        static func updateEndpoint(for post: PBPost) -> Endpoint {
+            Endpoint(.patch, "posts/records", body: .json(post)).appending(id: post.id)
+        }
+        static func deleteEndpoint(for post: PBPost) -> Endpoint {
+            Endpoint(.delete, "posts/records").appending(id: post.id)
+        }
+    }
+
+    struct RemotePBPosts: Listable {
+        typealias Value = PBPost
+        typealias Item = PBPost
+        typealias ListResponse = PageEnvelope<PBPost>
+        static let pagination = PageNumberPagination(pageSize: 50)
+        static func listEndpoint(for request: Void) -> Endpoint {
+            Endpoint(.get, "posts/records", query: ["sort": "position"])
+        }
+    }
+
+    /// Records each write as it leaves: method, path, `Idempotency-Key`.
+    final class SentWrites: RequestAdapting, Sendable {
+        func adapt(_ request: URLRequest) async throws(NetworkError) -> URLRequest {
+            if let method = request.httpMethod, method != "GET" {
+                let key = request.value(forHTTPHeaderField: "Idempotency-Key") ?? "-"
+                ChildProcess.say("sent \(method) \(request.url?.path ?? "") \(key)")
+            }
+            return request
+        }
+    }
+
+    static func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
+    /// Waits for the parent's next line on standard input.
+    static func awaitLine(_ expected: String) {
+        while let line = readLine() {
+            if line == expected { return }
+        }
+        exit(4)
+    }
+
+    static func pocketBaseStore(_ directory: URL, url: String, token: String) throws -> ResourceStore {
+        let session = NetworkSession(
+            baseURL: url + "/api/collections", validation: PocketBaseValidation(),
+            transport: URLSessionTransport(timeout: .seconds(10)),
+            adapters: [BearerTokenAdapter(token: token), SentWrites()])
+        let store = ResourceStore(
+            session: session,
+            persistence: StorePersistence(
+                storage: try FileEntryStorage(directory: directory.appendingPathComponent("entries")),
+                outbox: try FileEntryStorage(directory: directory.appendingPathComponent("outbox"), maximumBytes: .max))
+        )
+        store.queueWhenOffline(RemotePBPost.self)
+        return store
+    }
+
+    /// The first launch: loads the feed and three posts, then (once the parent says the server is halted) edits
+    /// the first twice and the second once, deletes the third, and ends.
+    static func pocketBaseEdits(_ directory: URL, url: String, token: String) async throws {
+        let store = try pocketBaseStore(directory, url: url, token: token)
+        let feed = store.list(RemotePBPosts.self)
+        let posts = try await feed.loadFirstPage()
+        let resources = posts.prefix(3).map { store.resource(RemotePBPost.self, id: $0.id) }
+        for (resource, post) in zip(resources, posts) { try await resource.read(post.id) }
+        await store.persistence?.flush()
+        say("loaded \(posts.prefix(3).map(\.id).joined(separator: " "))")
+        awaitLine("halted")
+        var changes: [(Resource<RemotePBPost>, PBPost?)] = []
+        for (index, title) in [(0, "offline edit 1"), (1, "offline edit 2"), (0, "offline edit 3")] {
+            var edited = posts[index]
+            edited.title = title
+            changes.append((resources[index], edited))
+        }
+        changes.append((resources[2], nil))
+        for (resource, edited) in changes {
+            let result: Result<PBPost?, NetworkError>
+            do {
+                if let edited {
+                    result = .success(try await resource.update(edited, optimistic: edited))
+                } else {
+                    result = .success(try await resource.delete(posts[2], optimistic: true))
+                }
+            } catch {
+                result = .failure(error)
+            }
+            guard case .failure(let error) = result, let id = error.queuedChange else {
+                say("not kept: \(result)")
+                exit(5)
+            }
+            say("queued \(id)")
+        }
+        await store.persistence?.flush()
+        say("done")
+    }
+
+    /// The second launch, in a new process: says what it shows before any request, then (once the parent says
+    /// the server is back) replays and ends.
+    static func pocketBaseReplay(_ directory: URL, url: String, token: String, ids: [String]) async throws {
+        let store = try pocketBaseStore(directory, url: url, token: token)
+        let feed = store.list(RemotePBPosts.self)
+        let resources = ids.map { store.resource(RemotePBPost.self, id: $0) }
+        say("pending \((store.outbox?.pending ?? []).map(\.id).joined(separator: " "))")
+        for (id, resource) in zip(ids, resources) {
+            let listed = feed.items.first { $0.id == id }?.title ?? "absent"
+            say("shows \(id) \(resource.state.value?.title ?? "nothing") | \(listed)")
+        }
+        awaitLine("resumed")
+        await store.outbox?.replay()
+        say("left \(store.outbox?.pending.count ?? -1)")
+        for (id, resource) in zip(ids, resources) { say("after \(id) \(resource.state.value?.title ?? "nothing")") }
+        say("done")
+    }
+
+    /// Runs as the child: `arguments` as the executable's arguments were (the first is a placeholder).
+    static func run(_ arguments: [String]) async throws -> Never {
+        if arguments.count >= 5, arguments[1] == "pb-edit" {
+            try await pocketBaseEdits(URL(fileURLWithPath: arguments[2]), url: arguments[3], token: arguments[4])
+            exit(0)
+        }
+        if arguments.count >= 6, arguments[1] == "pb-replay" {
+            try await pocketBaseReplay(
+                URL(fileURLWithPath: arguments[2]), url: arguments[3], token: arguments[4],
+                ids: arguments[5].split(separator: ",").map(String.init))
+            exit(0)
+        }
+        guard arguments.count >= 3, let seed = UInt64(arguments[2]) else {
+            FileHandle.standardError.write(Data("usage: DIRECTORY SEED [outbox]\n".utf8))
+            exit(2)
+        }
+        if arguments.count >= 4, arguments[3] == "outbox" {
+            try await keepChanges(in: URL(fileURLWithPath: arguments[1]), seed: seed)
+        }
+        let storage = try FileEntryStorage(directory: URL(fileURLWithPath: arguments[1]), maximumBytes: 1 << 30)
+        // Generations go on from the newest stored, so that each run's writes are new values.
+        var generation = 1
+        for key in try storage.allKeys() {
+            if let entry = try storage.entry(for: key), entry.value.count >= 8 {
+                generation = max(
+                    generation, Int(entry.value.prefix(8).withUnsafeBytes { $0.loadUnaligned(as: Int64.self) }) + 1)
+            }
+        }
+        var random = seed
+        while true {
+            random = random &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let count = Int(random >> 60) % 4 + 1
+            var keys: Set<Int> = []
+            var draw = random
+            while keys.count < count {
+                draw = draw &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                keys.insert(Int(draw >> 59) % 16)
+            }
+            let entries = keys.sorted().map { key in
+                PersistedEntry(key: "item-\(key)", value: payload(key: key, generation: generation), loadedAt: Date())
+            }
+            try storage.store(entries)
+            // Written straight to the descriptor, unbuffered: once the line is out, the parent can count on it.
+            FileHandle.standardOutput.write(
+                Data("ack \(generation) \(keys.sorted().map(String.init).joined(separator: " "))\n".utf8))
+            generation += 1
+        }
+    }
+}
+
+/// The child's entry: runs only in a process ``ChildProcess/make(_:)`` started, and ends it.
+@Suite struct ChildProcessEntry {
+    @Test(.enabled(if: ChildProcess.arguments != nil, "runs only as a child process"))
+    func runAsChild() async throws {
+        try await ChildProcess.run(["child"] + (ChildProcess.arguments ?? []))
+    }
+}
