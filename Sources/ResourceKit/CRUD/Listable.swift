@@ -26,7 +26,7 @@ public protocol Listable: RemoteResource {
     /// - Throws: ``NetworkError`` when the request cannot be expressed.
     static func listEndpoint(for request: ListRequest) throws(NetworkError) -> Endpoint
     /// Where a list of a ``ResourceStore`` puts an item created elsewhere in the store (by a resource or
-    /// another list); ``ListPlacement/none`` by default, so a list shows it once a page brings it. A list's
+    /// another list); ``ListPlacement/omitted`` by default, so a list shows it once a page brings it. A list's
     /// own ``ListResource/create(_:)`` always adds the item.
     /// - Parameters:
     ///   - item: The created item.

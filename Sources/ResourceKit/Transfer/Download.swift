@@ -12,7 +12,8 @@ public import Foundation
 public struct DownloadedFile: Sendable, Equatable {
     /// The file: the destination you gave.
     public var url: URL
-    /// The status of the response that completed it: `200`, or `206` for a resumed download.
+    /// The status of the response that completed it: `200`, `206` for a resumed download, or `416` when the
+    /// partial file already held the whole body (the server's `Content-Range` total equals its size).
     public var statusCode: Int
     /// That response's headers.
     public var headers: HTTPHeaders

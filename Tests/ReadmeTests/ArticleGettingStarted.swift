@@ -1,0 +1,16 @@
+// Copied verbatim from GettingStarted.md, so that the article cannot show code that does not compile.
+import ResourceKit
+
+func makePocketBaseSession() -> NetworkSession {
+    NetworkSession(
+        baseURL: "https://api.example.com/v1",
+        validation: PocketBaseValidation(),
+        adapters: [BearerTokenAdapter(token: "…")])
+}
+
+func sendRequests(to session: NetworkSession) async throws {
+    let post: Post = try await session.send(Endpoint(.get, "posts").appending(id: "42"))
+    try await session.send(Endpoint(.delete, "posts").appending(id: "42"))  // Void
+    let raw = try await session.response(for: Endpoint(.head, "posts"))  // status, headers, body
+    print(post.title, raw.statusCode)
+}

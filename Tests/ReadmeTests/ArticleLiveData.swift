@@ -1,0 +1,26 @@
+// swift-format-ignore-file
+// Code blocks of ResourceKit.docc/LiveData.md that no Snippet file holds, verbatim; ReadmeTests checks them.
+// Not formatted: the block that needs Apple's Network framework stands unindented inside `#if`, as the
+// article shows it.
+import Foundation
+import ResourceKit
+
+#if canImport(Network)
+import Network
+
+/// Yields whenever the network is usable: after it comes back, and once at the start.
+func networkUsable() -> AsyncStream<Void> {
+    AsyncStream { continuation in
+        let monitor = NWPathMonitor()
+        monitor.pathUpdateHandler = { path in
+            if path.status == .satisfied { continuation.yield() }
+        }
+        monitor.start(queue: DispatchQueue(label: "network-usable"))
+        continuation.onTermination = { _ in monitor.cancel() }
+    }
+}
+
+func revalidateWhenTheNetworkReturns(store: ResourceStore) -> Task<Void, Never> {
+    Task { await store.revalidateObserved(whenever: networkUsable()) }
+}
+#endif
