@@ -18,22 +18,6 @@ let package = Package(
         .target(name: "ResourceKit"),
         .target(name: "ResourceKitTesting", dependencies: ["ResourceKit"]),
         .executableTarget(name: "Example", dependencies: ["ResourceKit", "ResourceKitTesting"], path: "Example"),
-        .executableTarget(
-            name: "Benchmarks",
-            dependencies: ["ResourceKit", "ResourceKitTesting", "HeapUsage", "BenchmarkFixtures"],
-            path: "Benchmarks/Runner"
-        ),
-        .target(name: "HeapUsage", path: "Benchmarks/HeapUsage"),
-        // The rows and remote types both benchmark executables use.
-        .target(name: "BenchmarkFixtures", dependencies: ["ResourceKit"], path: "Benchmarks/Fixtures"),
-        // Run in release by Scripts/test: heap allocations per operation against budgets in the source.
-        .executableTarget(
-            name: "AllocationBudgets",
-            dependencies: ["ResourceKit", "AllocationCounter", "BenchmarkFixtures"],
-            path: "Benchmarks/AllocationBudgets"
-        ),
-        // Defines malloc and its siblings in the executable that links it, to count every allocation.
-        .target(name: "AllocationCounter", path: "Benchmarks/AllocationCounter"),
         .testTarget(name: "ResourceKitTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
         .testTarget(
             name: "ResourceKitTestingTests", dependencies: ["ResourceKit", "ResourceKitTesting"],
@@ -47,8 +31,6 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-// The C targets take no Swift settings.
-let cTargets: Set = ["HeapUsage", "AllocationCounter"]
-for target in package.targets where !cTargets.contains(target.name) {
+for target in package.targets {
     target.swiftSettings = (target.swiftSettings ?? []) + upcomingFeatures
 }
