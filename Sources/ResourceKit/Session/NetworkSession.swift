@@ -30,8 +30,8 @@ public actor NetworkSession {
     public nonisolated let adapters: [any RequestAdapting]
     /// Receives request and response events.
     public nonisolated let logger: any NetworkLogging
-    /// The library's version, such as `0.2.0`.
-    public static let libraryVersion = "0.2.0"
+    /// The library's version, such as `0.3.0`.
+    public static let libraryVersion = "0.3.0"
     /// `ResourceKit/<version>`: the `User-Agent` of requests for which neither the endpoint nor the session
     /// sets one.
     public static let defaultUserAgent = "ResourceKit/\(libraryVersion)"
