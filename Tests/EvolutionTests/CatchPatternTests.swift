@@ -18,6 +18,8 @@ import Testing
     init() {
         let stub = StubTransport()
         stub.stub(.get, "/api/posts/1", status: 503, body: Data(#"{"message":"down"}"#.utf8))
+        stub.stub(.get, "/api/notes/1", json: #"{"id":"1","text":"a"}"#)
+        stub.stub(.get, "/api/notes/2", status: 503, body: Data(#"{"message":"down"}"#.utf8))
         session = NetworkSession(baseURL: "http://catch.test/api", transport: stub)
     }
 
@@ -90,11 +92,44 @@ import Testing
         return seen
     }
 
+    /// The same two-block shape over a resource's reads that return values, on the main actor, with a `let`
+    /// assigned in the first block and `return`s inside the catches.
+    @MainActor func readTwice(_ note: Resource<RemoteCatchNote>) async -> String {
+        let first: String
+        do {
+            first = try await note.read("1").text
+        } catch {
+            return "first: \(error.code)"
+        }
+        do {
+            let second = try await note.read("2")
+            return first + second.text
+        } catch  where error.isUnreachable {
+            return "unreachable"
+        } catch let error where error.statusCode == 503 {
+            return "503 after \(first)"
+        } catch {
+            return "second: \(error.code)"
+        }
+    }
+
     func untyped(_ body: () async throws -> Void) async throws { try await body() }
 
     @Test func everyShapeCatchesWhatItSays() async {
         #expect(await twoBlocksThenCatchWhere() == ["first: httpStatus", "second: httpStatus"])
         #expect(await castingCatches() == ["as: httpStatus", "is"])
         #expect(await patternCatches() == ["cancelled", "503"])
+        #expect(await readTwice(Resource(session: session)) == "503 after a")
     }
+}
+
+struct CatchNote: Codable, Sendable, Equatable, Identifiable {
+    var id: String
+    var text: String
+}
+
+struct RemoteCatchNote: Readable {
+    typealias Value = CatchNote
+    typealias ReadRequest = String
+    static func readEndpoint(for id: String) -> Endpoint { Endpoint(.get, "notes").appending(id: id) }
 }
