@@ -122,14 +122,7 @@ enum ChildProcess {
 
     // MARK: Against PocketBase
 
-    struct PBPost: Codable, Sendable, Equatable, Identifiable {
-        var id: String
-        var title: String
-        var body: String
-        var userId: Int?
-        var position: Int?
-    }
-
+    /// A post as the app launches keep it (`PBPost` and the feed, `RemotePBPosts`, are the integration tests').
     struct RemotePBPost: Readable, Updatable, Deletable {
         typealias Value = PBPost
         typealias ReadRequest = String
@@ -141,16 +134,6 @@ enum ChildProcess {
         }
         static func deleteEndpoint(for post: PBPost) -> Endpoint {
             Endpoint(.delete, "posts/records").appending(id: post.id)
-        }
-    }
-
-    struct RemotePBPosts: Listable {
-        typealias Value = PBPost
-        typealias Item = PBPost
-        typealias ListResponse = PageEnvelope<PBPost>
-        static let pagination = PageNumberPagination(pageSize: 50)
-        static func listEndpoint(for request: Void) -> Endpoint {
-            Endpoint(.get, "posts/records", query: ["sort": "position"])
         }
     }
 
