@@ -7,26 +7,39 @@ let upcomingFeatures: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+let allModules: [Target.Dependency] = [
+    "ResourceKitHTTP", "ResourceKit", "ResourceKitPocketBase", "ResourceKitTesting",
+]
+
 let package = Package(
     name: "ResourceKit",
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
+        .library(name: "ResourceKitHTTP", targets: ["ResourceKitHTTP"]),
         .library(name: "ResourceKit", targets: ["ResourceKit"]),
+        .library(name: "ResourceKitPocketBase", targets: ["ResourceKitPocketBase"]),
         .library(name: "ResourceKitTesting", targets: ["ResourceKitTesting"]),
     ],
     targets: [
-        .target(name: "ResourceKit"),
+        // The layers, each depending only on those below it (CONTRIBUTING.md, "Layers"):
+        // the HTTP layer knows nothing of resources; ResourceKit re-exports it, so `import ResourceKit` is the
+        // quick start; vendor code sits beside the core; the testing kit fakes what it depends on.
+        .target(name: "ResourceKitHTTP"),
+        .target(name: "ResourceKit", dependencies: ["ResourceKitHTTP"]),
+        .target(name: "ResourceKitPocketBase", dependencies: ["ResourceKit"]),
         .target(name: "ResourceKitTesting", dependencies: ["ResourceKit"]),
-        .executableTarget(name: "Example", dependencies: ["ResourceKit", "ResourceKitTesting"], path: "Example"),
-        .testTarget(name: "ResourceKitTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
+        .executableTarget(
+            name: "Example", dependencies: ["ResourceKit", "ResourceKitPocketBase", "ResourceKitTesting"],
+            path: "Example"),
+        .testTarget(name: "ResourceKitTests", dependencies: allModules),
         .testTarget(
-            name: "ResourceKitTestingTests", dependencies: ["ResourceKit", "ResourceKitTesting"],
+            name: "ResourceKitTestingTests", dependencies: allModules,
             // Read from the source tree by PocketBaseParityTests; Scripts/capture-pocketbase writes them.
             exclude: ["Captures"]),
-        .testTarget(name: "ReadmeTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
-        .testTarget(name: "EvolutionTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
+        .testTarget(name: "ReadmeTests", dependencies: allModules),
+        .testTarget(name: "EvolutionTests", dependencies: allModules),
         // Its crash and relaunch tests run the test binary itself as the child process (ChildProcess.swift).
-        .testTarget(name: "IntegrationTests", dependencies: ["ResourceKit", "ResourceKitTesting"]),
+        .testTarget(name: "IntegrationTests", dependencies: allModules),
     ],
     swiftLanguageModes: [.v6]
 )

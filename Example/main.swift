@@ -4,6 +4,7 @@
 //   swift run Example --store DIRECTORY   (twice: the second run starts from disk and replays an offline edit)
 import Foundation
 import ResourceKit
+import ResourceKitPocketBase
 import ResourceKitTesting
 import Synchronization
 

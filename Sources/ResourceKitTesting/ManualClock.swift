@@ -144,28 +144,6 @@ public final class ManualClock: Clock, Sendable {
         try await watch(timeout: timeout, condition).get()
     }
 
-    /// Waits until the pending sleeps (as ``sleepers`` reports them) satisfy `condition`, however long that
-    /// takes, and returns them.
-    ///
-    /// When the waiting task is cancelled first (by a test's time limit, for example), it returns the
-    /// pending sleeps as they are, whether or not they satisfy `condition`. A call by name resolves to
-    /// ``waitForSleepers(timeout:_:)``, which needs `try`; this one is reached only through a function of its
-    /// type, as in `let wait: (@escaping @Sendable ([Duration]) -> Bool) async -> [Duration] = clock.waitForSleepers`.
-    /// - Parameter condition: Decides from the pending sleeps, shortest first.
-    /// - Returns: The pending sleeps.
-    @available(
-        *, deprecated,
-        message: "Use waitForSleepers(timeout:_:), which fails with the sleepers it saw instead of hanging"
-    )
-    @_disfavoredOverload
-    @discardableResult
-    public func waitForSleepers(_ condition: @escaping @Sendable ([Duration]) -> Bool) async -> [Duration] {
-        switch await watch(timeout: nil, condition) {
-        case .success(let pending): return pending
-        case .failure(let error): return error.sleepers
-        }
-    }
-
     private func watch(
         timeout: Duration?, _ condition: @escaping @Sendable ([Duration]) -> Bool
     ) async -> Result<[Duration], ManualClockTimeout> {

@@ -185,21 +185,6 @@ public final class StubTransport: HTTPTransport {
         try await wait(for: count, timeout: timeout).get()
     }
 
-    /// Waits until at least `count` requests have arrived, however long that takes, or until the waiting task
-    /// is cancelled.
-    ///
-    /// A call by name resolves to ``waitForRequests(_:timeout:)``, which needs `try`; this one is reached only
-    /// through a function of its type, as in `let wait: (Int) async -> Void = stub.waitForRequests`.
-    /// - Parameter count: How many requests to wait for.
-    @available(
-        *, deprecated,
-        message: "Use waitForRequests(_:timeout:), which fails with the requests it saw instead of hanging"
-    )
-    @_disfavoredOverload
-    public func waitForRequests(_ count: Int) async {
-        _ = await wait(for: count, timeout: nil)
-    }
-
     private func wait(for count: Int, timeout: Duration?) async -> Result<Void, StubTransportTimeout> {
         let id = state.withLock { state in
             state.nextWaiterID &+= 1

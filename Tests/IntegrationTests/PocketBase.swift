@@ -1,5 +1,6 @@
 import Foundation
 import ResourceKit
+import ResourceKitPocketBase
 import Testing
 
 #if canImport(FoundationNetworking)

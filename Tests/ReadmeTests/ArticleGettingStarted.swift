@@ -1,5 +1,6 @@
 // Copied verbatim from GettingStarted.md, so that the article cannot show code that does not compile.
 import ResourceKit
+import ResourceKitPocketBase
 
 func makePocketBaseSession() -> NetworkSession {
     NetworkSession(

@@ -1,6 +1,7 @@
 // Copied verbatim from README.md; ReadmeTests checks that they stay the same.
 import Foundation
 import ResourceKit
+import ResourceKitPocketBase
 
 func followTheScores(session: NetworkSession) async throws {
     for try await event in session.events(Endpoint(.get, "scores/live")) {

@@ -1,5 +1,6 @@
 import Foundation
 import ResourceKit
+import ResourceKitPocketBase
 import ResourceKitTesting
 import Testing
 

@@ -124,10 +124,3 @@ public struct ListPlacement: Sendable, Hashable, CustomStringConvertible {
     /// The placement's name.
     public var description: String { name }
 }
-
-extension ListPlacement {
-    /// Not in this list: the old name of ``omitted``, which read as `Optional.none` where a placement is
-    /// optional.
-    @available(*, deprecated, renamed: "omitted")
-    public static var none: ListPlacement { .omitted }
-}

@@ -17,17 +17,6 @@
     }
 }
 
-/// The value a conditional read keeps when the server answers `304 Not Modified`.
-@usableFromInline struct KeptValue<Value: Sendable>: Sendable {
-    @usableFromInline var value: Value
-    @usableFromInline var validators: Validators
-
-    @inlinable init(value: Value, validators: Validators) {
-        self.value = value
-        self.validators = validators
-    }
-}
-
 /// The state machine of one ``Resource``.
 ///
 /// Every caller gets a rank, the "asked at" sequence number. An answer stands for its newest caller's rank

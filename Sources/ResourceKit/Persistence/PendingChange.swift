@@ -119,3 +119,20 @@ struct OutboxRecord: Codable, Sendable {
         return "change-" + String(repeating: "0", count: max(0, 20 - digits.count)) + digits
     }
 }
+
+extension NetworkError.Code {
+    /// A change made while the server was unreachable was kept in the store's ``Outbox``, to be sent
+    /// later: ``NetworkError/queuedChange`` names it.
+    public static let queued = NetworkError.Code("queued")
+}
+
+extension NetworkError {
+    /// A change made while the server was unreachable was kept in the store's ``Outbox``: every holder of
+    /// the item shows it (an update made with an optimistic value, or a deletion), and ``Outbox/replay()``
+    /// sends it later.
+    /// - Parameter change: The ``PendingChange/id`` of the kept change (its `Idempotency-Key`).
+    public static func queued(_ change: String) -> NetworkError { NetworkError(.queued, detail: change) }
+
+    /// The ``PendingChange/id`` of the change a ``Code/queued`` error kept in the outbox.
+    public var queuedChange: String? { code == .queued ? message : nil }
+}

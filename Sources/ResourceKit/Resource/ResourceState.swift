@@ -65,3 +65,15 @@ extension ResourceState: CustomStringConvertible {
         }
     }
 }
+
+extension DiagnosticState {
+    /// The state's case.
+    @inlinable static func of<Value>(_ state: ResourceState<Value>) -> DiagnosticState {
+        switch state {
+        case .idle: DiagnosticState(.idle)
+        case .loading: DiagnosticState(.loading)
+        case .available: DiagnosticState(.available)
+        case .failure(let error, _): DiagnosticState(.failure, error: error)
+        }
+    }
+}

@@ -51,14 +51,14 @@ public actor NetworkSession {
     public nonisolated let clock: any Clock<Duration>
     let authentication: (any AuthenticationHandling)?
     // `@usableFromInline`: the inlinable read path (Resource+CRUD.swift) reaches it, part of the API surface.
-    @usableFromInline let timeline: Timeline
+    @usableFromInline package nonisolated let timeline: Timeline
     let deadlines: DeadlineScheduler
     // `@usableFromInline`: the inlinable read path reaches it, part of the API surface.
-    @usableFromInline let feed = DiagnosticsFeed()
+    @usableFromInline package nonisolated let feed = DiagnosticsFeed()
     /// The request the last call's events named: the next call of the same method and URL names it the same,
     /// with no new subject to make (and to free on the listener's thread).
     let lastRequestSubject = Locked<DiagnosticSubject?>(nil)
-    let inFlight: InFlightRequests
+    package nonisolated let inFlight: InFlightRequests
     /// The session's requests in flight, for an activity indicator (Observation and ``NetworkActivity/updates()``).
     public nonisolated var activity: NetworkActivity { inFlight.activity }
     /// Whether ``defaultHeaders`` hold `Authorization`, `Proxy-Authorization` or `Cookie`.

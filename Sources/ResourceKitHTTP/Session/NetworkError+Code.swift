@@ -2,11 +2,17 @@
 
 extension NetworkError {
     /// What went wrong, in a set that may grow: a `switch` over it needs a `default`.
+    ///
+    /// Modules and apps add codes of their own as static members, and throw them with
+    /// ``NetworkError/init(_:detail:)``: a catch clause switches over them as over the library's.
     public struct Code: Sendable, Hashable, Codable, CustomStringConvertible {
         /// The code's stable name, as in `"httpStatus"`: what a snapshot or a log records.
         public let name: String
 
-        init(_ name: String) { self.name = name }
+        /// A code of the given name. Two codes are the same code when their names are equal, so choose a
+        /// name no other module uses (a prefix of your own, say).
+        /// - Parameter name: The code's stable name.
+        public init(_ name: String) { self.name = name }
 
         /// A URL could not be built: a bad base URL, a path that does not form a URL, or a malformed
         /// `Link`.
@@ -36,15 +42,29 @@ extension NetworkError {
         public static let authenticationFailed = Code("authenticationFailed")
         /// A file of a transfer could not be read or written: ``NetworkError/file(_:)``.
         public static let file = Code("file")
-        /// A change made while the server was unreachable was kept in the store's ``Outbox``, to be sent
-        /// later: ``NetworkError/queuedChange`` names it.
-        public static let queued = Code("queued")
-
-        /// Every code, in the order of ``NetworkError/codeNumber``.
-        static let numbered: [Code] = [
+        /// The library's codes, in the order of ``NetworkError/codeNumber``; added codes are numbered after
+        /// them as they are first seen.
+        static let numbered = Locked<[Code]>([
             .invalidURL, .invalidRequest, .transport, .timeout, .cancelled, .httpStatus, .server, .decoding,
-            .encoding, .invalidResponse, .superseded, .authenticationFailed, .file, .queued,
-        ]
+            .encoding, .invalidResponse, .superseded, .authenticationFailed, .file,
+        ])
+        static let builtInCount = 13
+
+        /// The code of a number ``NetworkError/codeNumber`` gave.
+        package static func numbered(_ number: UInt8) -> Code? {
+            numbered.withLock { Int(number) < $0.count ? $0[Int(number)] : nil }
+        }
+
+        /// The number of an added code: the same for every error of that code in this process. Past 255
+        /// codes (242 added), the last number stands for every further code.
+        static func number(of code: Code) -> UInt8 {
+            numbered.withLock { codes in
+                if let index = codes[builtInCount...].firstIndex(of: code) { return UInt8(index) }
+                guard codes.count < Int(UInt8.max) else { return UInt8.max - 1 }
+                codes.append(code)
+                return UInt8(codes.count - 1)
+            }
+        }
 
         /// The code's name.
         public var description: String { name }
@@ -64,7 +84,10 @@ extension NetworkError {
     }
 
     /// What went wrong.
-    public var code: Code { Code.numbered[Int(codeNumber)] }
+    public var code: Code {
+        if case .added(let code, _) = kind { return code }
+        return Code.numbered(codeNumber) ?? Code("unknown")
+    }
 
     /// The code as a number, its place in `Code.numbered`: what a diagnostic record keeps, as it holds no
     /// reference.
@@ -83,7 +106,7 @@ extension NetworkError {
         case .superseded: 10
         case .authenticationFailed: 11
         case .file: 12
-        case .queued: 13
+        case .added(let code, _): Code.number(of: code)
         }
     }
 }

@@ -4,7 +4,7 @@ public import Foundation
 ///
 /// PocketBase, for example, answers a failed validation with
 /// `{"status":400,"message":"…","data":{"title":{"code":"validation_required","message":"…"}}}`;
-/// ``PocketBaseValidation`` turns that into a `ServerError` whose ``fieldErrors`` hold the messages.
+/// `PocketBaseValidation` (in `ResourceKitPocketBase`) turns that into a `ServerError` whose ``fieldErrors`` hold the messages.
 public struct ServerError: Sendable, Equatable, CustomStringConvertible {
     /// The HTTP status code.
     public var status: Int

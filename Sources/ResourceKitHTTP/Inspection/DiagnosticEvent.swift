@@ -129,9 +129,9 @@ public struct DiagnosticEvent: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Names of types, worked out once per type: printing a type's name demangles it.
-enum TypeNames {
+package enum TypeNames {
     /// How a name is shown.
-    enum Form: UInt8 {
+    package enum Form: UInt8 {
         case bare, resource, list
     }
 
@@ -143,7 +143,7 @@ enum TypeNames {
     private static let names = Locked<[Key: String]>([:])
 
     /// The type's name, as in `Post`, `Resource<RemotePost>` or `ListResource<RemoteFeed>`.
-    static func name(of type: Any.Type, as form: Form = .bare) -> String {
+    package static func name(of type: Any.Type, as form: Form = .bare) -> String {
         let key = Key(type: ObjectIdentifier(type), form: form)
         if let name = names.withLock({ $0[key] }) { return name }
         let bare = String(describing: type)

@@ -47,7 +47,7 @@ public struct Endpoint: Sendable {
     public var redirects: RedirectPolicy?
     /// Why this endpoint must not be sent, such as an empty id; sending it fails with
     /// ``NetworkError/invalidRequest(_:)`` before any request is built.
-    var problem: String?
+    package var problem: String?
 
     /// Creates an endpoint.
     /// - Parameters:

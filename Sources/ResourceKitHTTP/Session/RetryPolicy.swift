@@ -36,12 +36,12 @@ public struct RetryPolicy: Sendable, Equatable {
     /// another made from the same closure.
     public struct Jitter: Sendable, Equatable {
         /// Holds a source of random numbers, whose identity makes the jitter comparable.
-        final class Source: Sendable {
-            let draw: @Sendable () -> Double
+        package final class Source: Sendable {
+            package let draw: @Sendable () -> Double
             init(_ draw: @escaping @Sendable () -> Double) { self.draw = draw }
         }
 
-        let source: Source?
+        package let source: Source?
 
         /// Waits exactly the computed backoff.
         public static let none = Jitter(source: nil)
@@ -133,7 +133,7 @@ public struct RetryPolicy: Sendable, Equatable {
 
     /// The longest computed wait, in seconds (about 31 years, the bound above which a timeout means none):
     /// `Duration` cannot hold every `Double`, and nothing waits that long anyway.
-    static let longestWait: Double = 1e9
+    package static let longestWait: Double = 1e9
 
     /// The computed wait before retry `retry` (1 for the first), jitter included. No policy traps here: a
     /// multiplier below 1 or NaN counts as 1, a wait that is not positive as zero, one longer than
@@ -151,7 +151,7 @@ public struct RetryPolicy: Sendable, Equatable {
 extension RetryPolicy.Jitter {
     /// A draw clamped to `0...1`: below zero (−∞ included) as zero, above one (+∞ included) as one, and NaN
     /// as one, the computed wait itself: a broken source of random numbers never makes retries come sooner.
-    static func unit(_ draw: Double) -> Double {
+    package static func unit(_ draw: Double) -> Double {
         draw.isNaN ? 1 : min(max(draw, 0), 1)
     }
 }
@@ -159,7 +159,7 @@ extension RetryPolicy.Jitter {
 extension Duration {
     /// The duration in seconds, as a `Double`. Computed from the whole duration, not from `components`,
     /// whose whole seconds trap above `Int64.max` (a `.seconds(1e20)` is a valid `Duration`).
-    var seconds: Double { self / .seconds(1) }
+    package var seconds: Double { self / .seconds(1) }
 }
 
 /// Reads `Retry-After` (RFC 9110 §10.2.3): a number of seconds or an HTTP date.

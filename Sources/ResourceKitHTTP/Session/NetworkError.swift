@@ -39,7 +39,8 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
         case superseded
         case authenticationFailed(NetworkError)
         case file(String)
-        case queued(String)
+        /// A code a module added (``Code/init(_:)``), with its detail.
+        case added(Code, detail: String)
     }
 
     @usableFromInline let kind: Kind
@@ -124,18 +125,26 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
     /// - Parameter detail: Which file, and what went wrong.
     public static func file(_ detail: String) -> NetworkError { NetworkError(kind: .file(detail)) }
 
-    /// A change made while the server was unreachable was kept in the store's ``Outbox``: every holder of
-    /// the item shows it (an update made with an optimistic value, or a deletion), and ``Outbox/replay()``
-    /// sends it later.
-    /// - Parameter change: The ``PendingChange/id`` of the kept change (its `Idempotency-Key`).
-    public static func queued(_ change: String) -> NetworkError { NetworkError(kind: .queued(change)) }
+    /// An error of a code that a module or an app added to ``Code``, with its detail.
+    ///
+    /// ```swift
+    /// extension NetworkError.Code {
+    ///     static let quotaExceeded = NetworkError.Code("quotaExceeded")
+    /// }
+    /// throw NetworkError(.quotaExceeded, detail: "10 of 10 uploads this hour")
+    /// ```
+    /// - Parameters:
+    ///   - code: The code; one of the library's own (``Code/timeout``…) is kept as an added code of that
+    ///     name, with none of that code's details.
+    ///   - detail: What happened: the error's ``message``.
+    public init(_ code: Code, detail: String) { self.init(kind: .added(code, detail: detail)) }
 
     /// The detail of the error without its code's prefix: the invalid URL's or request's detail, the
     /// transport's or coder's message, the server's message; empty when the code says it all.
     public var message: String {
         switch kind {
         case .invalidURL(let detail), .invalidRequest(let detail), .encoding(let detail),
-            .invalidResponse(let detail), .file(let detail), .queued(let detail):
+            .invalidResponse(let detail), .file(let detail), .added(_, let detail):
             detail
         case .transport(_, let message), .decoding(_, _, let message): message
         case .server(let error): error.message
@@ -145,15 +154,9 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
         }
     }
 
-    /// The ``PendingChange/id`` of the change a ``Code/queued`` error kept in the outbox.
-    public var queuedChange: String? {
-        if case .queued(let change) = kind { return change }
-        return nil
-    }
-
     /// Whether the error says the server could not be reached at all: a ``Code/timeout``, or a
     /// ``Code/transport`` error of no connection, a host that cannot be found or connected to, a lost
-    /// connection or a timed-out request. What the store's ``Outbox`` keeps a change for.
+    /// connection or a timed-out request: what a retry or an offline queue waits out.
     public var isUnreachable: Bool {
         switch kind {
         case .timeout: return true
@@ -231,8 +234,8 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
             return "Authentication failed: \(error)"
         case .file(let detail):
             return "File error: \(detail)"
-        case .queued(let change):
-            return "The server was unreachable: the change \(change) was kept in the outbox, to be sent later"
+        case .added(let code, let detail):
+            return detail.isEmpty ? code.name : "\(code.name): \(detail)"
         }
     }
 
@@ -243,7 +246,7 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
         switch (lhs.kind, rhs.kind) {
         case (.invalidURL(let a), .invalidURL(let b)), (.invalidRequest(let a), .invalidRequest(let b)),
             (.encoding(let a), .encoding(let b)), (.invalidResponse(let a), .invalidResponse(let b)),
-            (.file(let a), .file(let b)), (.queued(let a), .queued(let b)):
+            (.file(let a), .file(let b)):
             return a == b
         case (.transport(let code, let message), .transport(let otherCode, let otherMessage)):
             return code == otherCode && message == otherMessage
@@ -257,6 +260,8 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
             return type == otherType && path == otherPath && message == otherMessage
         case (.authenticationFailed(let a), .authenticationFailed(let b)):
             return a == b
+        case (.added(let code, let detail), .added(let otherCode, let otherDetail)):
+            return code == otherCode && detail == otherDetail
         default:
             return false
         }

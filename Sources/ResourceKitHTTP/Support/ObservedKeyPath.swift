@@ -14,7 +14,7 @@
 }
 
 /// The key path `make` forms for `root`, formed once per type.
-@inlinable func observedKeyPath<Root: AnyObject, Value>(
+@inlinable package func observedKeyPath<Root: AnyObject, Value>(
     of root: Root.Type, _ make: () -> any KeyPath<Root, Value> & Sendable
 ) -> any KeyPath<Root, Value> & Sendable {
     let id = ObjectIdentifier(root)

@@ -5,15 +5,15 @@ public import Synchronization
 
 /// What the library and the events name: a request's method and URL, or an object and an item type. Made once
 /// per request or object and shared by its events, so that recording an event copies no text.
-@usableFromInline final class DiagnosticSubject: Sendable {
+@usableFromInline package final class DiagnosticSubject: Sendable {
     @usableFromInline let method: String?
     @usableFromInline let url: String?
-    @usableFromInline let object: String?
+    @usableFromInline package let object: String?
     @usableFromInline let itemType: String?
     /// A request's URL as the call gave it, unredacted: what the session compares to reuse the subject.
     let source: URL?
 
-    @usableFromInline convenience init(
+    @usableFromInline package convenience init(
         method: String? = nil, url: String? = nil, object: String? = nil, itemType: String? = nil
     ) {
         self.init(method: method, url: url, object: object, itemType: itemType, source: nil)
@@ -30,13 +30,13 @@ public import Synchronization
 
 /// Where an object keeps the subject its events name, made by its first event. An atomic of its own rather than
 /// `AtomicLazyReference`, whose `load` is a generic call that is not specialized: every event paid for it.
-@usableFromInline struct DiagnosticSubjectSlot: ~Copyable, Sendable {
+@usableFromInline package struct DiagnosticSubjectSlot: ~Copyable, Sendable {
     @usableFromInline let storage = Atomic<Unmanaged<DiagnosticSubject>?>(nil)
 
-    @inlinable init() {}
+    @inlinable package init() {}
 
     /// The subject, made by `make` the first time; when two threads make one at once, both get the first.
-    @inlinable func subject(_ make: () -> DiagnosticSubject) -> DiagnosticSubject {
+    @inlinable package func subject(_ make: () -> DiagnosticSubject) -> DiagnosticSubject {
         if let existing = storage.load(ordering: .acquiring) { return existing.takeUnretainedValue() }
         let made = Unmanaged.passRetained(make())
         let (exchanged, original) = storage.compareExchange(
@@ -51,29 +51,19 @@ public import Synchronization
 
 /// A state as events describe it: its case, a list's item count and whether a next page loads. Never a
 /// value; the text of ``DiagnosticEvent/stateSummary`` is made from it by the consumer.
-@usableFromInline struct DiagnosticState: Sendable, BitwiseCopyable, Equatable {
-    @usableFromInline enum Content: UInt8, Sendable, BitwiseCopyable { case idle, loading, available, failure }
+@usableFromInline package struct DiagnosticState: Sendable, BitwiseCopyable, Equatable {
+    @usableFromInline package enum Content: UInt8, Sendable, BitwiseCopyable { case idle, loading, available, failure }
 
     @usableFromInline var content: Content
-    @usableFromInline var isLoadingNextPage = false
+    @usableFromInline package var isLoadingNextPage = false
     /// A list's item count; `-1` for a resource.
-    @usableFromInline var items: Int32 = -1
+    @usableFromInline package var items: Int32 = -1
     /// The failure's code, as ``NetworkError/codeNumber``: a number, so that the state holds no reference.
     @usableFromInline var errorCode: UInt8 = .max
 
-    @inlinable init(_ content: Content, error: NetworkError? = nil) {
+    @inlinable package init(_ content: Content, error: NetworkError? = nil) {
         self.content = content
         if let error { errorCode = error.codeNumber }
-    }
-
-    /// The state's case.
-    @inlinable static func of<Value>(_ state: ResourceState<Value>) -> DiagnosticState {
-        switch state {
-        case .idle: DiagnosticState(.idle)
-        case .loading: DiagnosticState(.loading)
-        case .available: DiagnosticState(.available)
-        case .failure(let error, _): DiagnosticState(.failure, error: error)
-        }
     }
 
     /// The state in one word of a record: the case, the next-page flag, the error code and the item count.
@@ -90,14 +80,14 @@ public import Synchronization
     }
 
     /// `idle`, `loading`, `available`, `failure(timeout)`; a list's adds its item count.
-    var summary: String {
+    package var summary: String {
         let text =
             switch content {
             case .idle: "idle"
             case .loading: "loading"
             case .available: "available"
             case .failure:
-                "failure(\(Int(errorCode) < NetworkError.Code.numbered.count ? NetworkError.Code.numbered[Int(errorCode)].name : "unknown"))"
+                "failure(\(NetworkError.Code.numbered(errorCode)?.name ?? "unknown"))"
             }
         guard items >= 0 else { return text }
         return "\(text), \(items) items\(isLoadingNextPage ? ", loading next page" : "")"
@@ -105,11 +95,11 @@ public import Synchronization
 }
 
 /// The state an object's last diagnostic event described, and the machine's version then.
-@usableFromInline struct DescribedState: Sendable, BitwiseCopyable {
-    @usableFromInline var version: UInt64
-    @usableFromInline var state: DiagnosticState
+@usableFromInline package struct DescribedState: Sendable, BitwiseCopyable {
+    @usableFromInline package var version: UInt64
+    @usableFromInline package var state: DiagnosticState
 
-    @inlinable init(version: UInt64, state: DiagnosticState) {
+    @inlinable package init(version: UInt64, state: DiagnosticState) {
         self.version = version
         self.state = state
     }
@@ -133,7 +123,7 @@ public import Synchronization
 /// - `small`: the attempt, or the number of callers or items; `smallToo`: the status, or the receivers.
 /// Numbers the library makes are small: they are kept in 32 bits, clamped; a time in 64-bit nanoseconds
 /// (292 years), clamped.
-@usableFromInline struct DiagnosticRecord: Sendable, BitwiseCopyable {
+@usableFromInline package struct DiagnosticRecord: Sendable, BitwiseCopyable {
     @usableFromInline enum Flag {
         @inlinable static var notModified: UInt8 { 1 }
         @inlinable static var hasTime: UInt8 { 1 << 1 }
@@ -159,7 +149,7 @@ public import Synchronization
     @usableFromInline let kindNumber: UInt8
     @usableFromInline var flags: UInt8 = 0
 
-    @inlinable init(_ kind: DiagnosticEvent.Kind) { kindNumber = kind.rawValue }
+    @inlinable package init(_ kind: DiagnosticEvent.Kind) { kindNumber = kind.rawValue }
 
     @inlinable var kind: DiagnosticEvent.Kind { DiagnosticEvent.Kind(kindNumber) }
 
@@ -199,14 +189,14 @@ public import Synchronization
         set { smallToo = newValue.map { Int32(clamping: $0) } ?? -1 }
     }
     /// Callers, or the item count of store news.
-    @inlinable var count: Int? {
+    @inlinable package var count: Int? {
         get { has(Flag.countsCallers) && small >= 0 ? Int(small) : nil }
         set {
             flags |= Flag.countsCallers
             small = newValue.map { Int32(clamping: $0) } ?? -1
         }
     }
-    @inlinable var receivers: Int? {
+    @inlinable package var receivers: Int? {
         get { has(Flag.countsCallers) && smallToo >= 0 ? Int(smallToo) : nil }
         set {
             flags |= Flag.countsCallers
@@ -231,11 +221,11 @@ public import Synchronization
                 others: Flag.hasBytes | Flag.hasPreviousState)
         }
     }
-    @inlinable var state: DiagnosticState? {
+    @inlinable package var state: DiagnosticState? {
         get { has(Flag.hasState) ? DiagnosticState(packed: first) : nil }
         set { store(newValue?.packed, inFirst: true, flag: Flag.hasState, others: Flag.hasRequestID) }
     }
-    @inlinable var previousState: DiagnosticState? {
+    @inlinable package var previousState: DiagnosticState? {
         get { has(Flag.hasPreviousState) ? DiagnosticState(packed: second) : nil }
         set {
             store(newValue?.packed, inFirst: false, flag: Flag.hasPreviousState, others: Flag.hasBytes | Flag.hasError)

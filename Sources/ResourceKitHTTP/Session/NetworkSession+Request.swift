@@ -1,5 +1,5 @@
 #if canImport(FoundationNetworking)
-    import Foundation
+    package import Foundation
     public import FoundationNetworking
 #else
     public import Foundation
@@ -126,7 +126,7 @@ extension NetworkSession {
     /// A body as the bytes and content type it is sent with, for the outbox to keep.
     /// - Throws: ``NetworkError/invalidRequest(_:)`` for a body that streams (a file, a form with files, a
     ///   stream): the outbox does not copy files into its records, nor hold a stream it cannot read again.
-    nonisolated func encodeBody(_ body: RequestBody) throws(NetworkError) -> (body: Data, contentType: String) {
+    package nonisolated func encodeBody(_ body: RequestBody) throws(NetworkError) -> (body: Data, contentType: String) {
         guard !body.streams else { throw .invalidRequest("a body that streams is not kept to be sent later") }
         return try encode(body)
     }

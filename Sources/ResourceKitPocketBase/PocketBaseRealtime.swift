@@ -1,4 +1,5 @@
 import Foundation
+public import ResourceKit
 
 /// PocketBase's realtime API as a live source for a store: every create, update and delete of the followed
 /// collections, pushed over server-sent events, shows in the store's resources and lists with no request.
@@ -9,7 +10,7 @@ import Foundation
 /// let live = Task { try await realtime.run(in: store) }
 /// ```
 ///
-/// - Connection: `GET realtime` as a stream of events (``NetworkSession/events(_:lastEventID:reconnect:maximumEventSize:onOpen:)``,
+/// - Connection: `GET realtime` as a stream of events (`NetworkSession/events(_:lastEventID:reconnect:maximumEventSize:onOpen:)`,
 ///   so it reconnects after a lost connection and after PocketBase's idle close, every 5 minutes without
 ///   events). Each connection's `PB_CONNECT` event names its client id.
 /// - Subscriptions: `POST realtime` with the client id and the topics of what the store holds: `posts/*` for a
@@ -17,16 +18,16 @@ import Foundation
 ///   nothing for a collection nobody holds. They follow the store: a resource or list made or freed posts the
 ///   new set (each post replaces the whole set on the server). Past 200 records of one collection, the source
 ///   follows the whole collection (PocketBase takes at most 1,000 topics a client). A post that fails is tried
-///   again, waiting as ``ReconnectPolicy`` says, except for a lost client and a refusal. A lost client (a
+///   again, waiting as `ReconnectPolicy` says, except for a lost client and a refusal. A lost client (a
 ///   `404`: the server no longer knows the client id, as when the stream reached another server behind a load
 ///   balancer, or the server restarted) drops the stream and connects again at once, for a new client id whose
-///   post follows; lost again before a connection opens, it waits as ``ReconnectPolicy`` says, and past its
-///   ``ReconnectPolicy/maximumAttempts`` the source stops with the `404`. A refusal (a `4xx` other than 404,
+///   post follows; lost again before a connection opens, it waits as `ReconnectPolicy` says, and past its
+///   `ReconnectPolicy/maximumAttempts` the source stops with the `404`. A refusal (a `4xx` other than 404,
 ///   408 or 429, such as credentials that changed) stops the source with that error. The post carries the session's credentials, so
 ///   the server's list and view rules decide what arrives: PocketBase checks the subscriber's rights per
 ///   record.
-/// - Changes: `create`, `update` and `delete` events go to ``ResourceStore/apply(_:as:)``, ordered by the
-///   type's ``RemoteResource/version(of:)`` if it has one (return PocketBase's `updated` field). An event whose
+/// - Changes: `create`, `update` and `delete` events go to `ResourceStore/apply(_:as:)`, ordered by the
+///   type's `RemoteResource/version(of:)` if it has one (return PocketBase's `updated` field). An event whose
 ///   record does not decode as the type's value is skipped.
 /// - Gaps: PocketBase does not replay what a client missed, so after each reconnection (once the new
 ///   subscriptions are posted) the store revalidates, once, the observed holders of every followed type.
@@ -87,10 +88,10 @@ public struct PocketBaseRealtime: LiveSource {
 
     /// Runs the source until the calling task is cancelled.
     /// - Parameter store: The store whose holders show the changes.
-    /// - Throws: ``NetworkError/cancelled`` once cancelled; the stream's error when it cannot reconnect (a
-    ///   status other than those it retries, or ``ReconnectPolicy/maximumAttempts`` failed attempts); a
+    /// - Throws: `NetworkError/cancelled` once cancelled; the stream's error when it cannot reconnect (a
+    ///   status other than those it retries, or `ReconnectPolicy/maximumAttempts` failed attempts); a
     ///   subscription post's refusal (a `4xx` other than 404, 408 and 429); or the `404` of a lost client when
-    ///   the client is lost ``ReconnectPolicy/maximumAttempts`` times in a row before a connection opens.
+    ///   the client is lost `ReconnectPolicy/maximumAttempts` times in a row before a connection opens.
     public func run(in store: ResourceStore) async throws(NetworkError) {
         let connection = Connection()
         let (signals, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))

@@ -51,7 +51,7 @@ public struct ReconnectPolicy: Sendable, Equatable {
 
     /// The wait before a connection attempt that follows `failures` failed attempts in a row, for the
     /// reconnection time `base`.
-    func wait(afterFailures failures: Int, base: Duration) -> Duration {
+    package func wait(afterFailures failures: Int, base: Duration) -> Duration {
         // After a failed attempt, at least 100 ms before backing off, so that a `retry: 0` (or a zero delay)
         // never reconnects in a loop against a server that is down.
         let base = failures > 0 ? max(base, .milliseconds(100)) : max(base, .zero)
@@ -64,7 +64,7 @@ public struct ReconnectPolicy: Sendable, Equatable {
     }
 
     /// Whether another attempt may follow `failures` failed attempts in a row.
-    func allowsAttempt(afterFailures failures: Int) -> Bool {
+    package func allowsAttempt(afterFailures failures: Int) -> Bool {
         guard let maximumAttempts else { return true }
         return failures < max(maximumAttempts, 0)
     }

@@ -1,7 +1,8 @@
-public import Foundation
-
 #if canImport(FoundationNetworking)
+    import Foundation
     public import FoundationNetworking
+#else
+    public import Foundation
 #endif
 
 /// The default transport: `URLSession` data tasks.
@@ -105,23 +106,6 @@ public struct URLSessionTransport: HTTPTransport {
         // `seconds` is computed from the whole duration, so a huge one cannot trap; it is clamped below.
         self.init(
             timeoutSeconds: timeout.seconds, maximumConnectionsPerHost: maximumConnectionsPerHost,
-            cookieStorage: cookieStorage)
-    }
-
-    /// Creates a transport with its own session, whose inactivity timeout is given in seconds.
-    /// - Parameters:
-    ///   - timeout: The inactivity timeout of `URLSession`, in seconds; a value that is not positive, not
-    ///     finite, or above 10⁹ means none.
-    ///   - maximumConnectionsPerHost: How many connections to one host may be open at once.
-    ///   - cookieStorage: Where cookies are kept between requests; `nil` keeps none.
-    @available(*, deprecated, message: "Use init(timeout:maximumConnectionsPerHost:cookieStorage:) with a Duration")
-    public init(
-        timeout: TimeInterval,
-        maximumConnectionsPerHost: Int = 16,
-        cookieStorage: HTTPCookieStorage? = nil
-    ) {
-        self.init(
-            timeoutSeconds: timeout, maximumConnectionsPerHost: maximumConnectionsPerHost,
             cookieStorage: cookieStorage)
     }
 

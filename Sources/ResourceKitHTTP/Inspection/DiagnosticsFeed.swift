@@ -6,7 +6,7 @@ public import Synchronization
 /// whatever the number of listeners. A consumer takes its records in batches: a waiting consumer is woken
 /// ``flushDelay`` after the first record it has not seen, with everything that came meanwhile, so a burst
 /// costs it one wake-up and the thread that emits never wakes another.
-@usableFromInline final class DiagnosticsFeed: Sendable {
+@usableFromInline package final class DiagnosticsFeed: Sendable {
     private struct Listener {
         let id: UInt64
         let limit: Int
@@ -61,7 +61,7 @@ public import Synchronization
     @usableFromInline init() {}
 
     /// Whether anyone listens: every emitting site checks this before it builds an event.
-    @inlinable var isActive: Bool { listenerCount.load(ordering: .relaxed) > 0 }
+    @inlinable package var isActive: Bool { listenerCount.load(ordering: .relaxed) > 0 }
 
     /// Hands the record to every listener. Appended under the lock, so every listener sees events in the
     /// order the library emitted them, from whatever thread.
@@ -69,7 +69,7 @@ public import Synchronization
     ///   - record: The event.
     ///   - subject: What it is about; the listeners hold it for the record.
     ///   - error: The event's error, redacted; the listeners hold it for the record.
-    @usableFromInline func emit(
+    @usableFromInline package func emit(
         _ record: DiagnosticRecord, about subject: DiagnosticSubject?, error: NetworkError? = nil
     ) {
         var record = record

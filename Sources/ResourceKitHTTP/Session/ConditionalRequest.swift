@@ -1,12 +1,12 @@
 /// What a response said about its version: `ETag` and `Last-Modified`, sent back as `If-None-Match` and
 /// `If-Modified-Since` so that the server can answer `304 Not Modified` instead of the body.
 // `@usableFromInline`: the inlinable read path (Resource+CRUD.swift) carries them, part of the API surface.
-@usableFromInline struct Validators: Sendable, Equatable {
-    var entityTag: String?
-    var lastModified: String?
+@usableFromInline package struct Validators: Sendable, Equatable {
+    package var entityTag: String?
+    package var lastModified: String?
 
     /// Validators kept from an earlier answer (a persisted entry), or `nil` when there are none.
-    init?(entityTag: String?, lastModified: String?) {
+    package init?(entityTag: String?, lastModified: String?) {
         self.entityTag = entityTag.flatMap { $0.isEmpty ? nil : $0 }
         self.lastModified = lastModified.flatMap { $0.isEmpty ? nil : $0 }
         if self.entityTag == nil, self.lastModified == nil { return nil }
@@ -20,13 +20,24 @@
     }
 }
 
+/// The value a conditional read keeps when the server answers `304 Not Modified`.
+@usableFromInline package struct KeptValue<Value: Sendable>: Sendable {
+    @usableFromInline var value: Value
+    @usableFromInline var validators: Validators
+
+    @inlinable package init(value: Value, validators: Validators) {
+        self.value = value
+        self.validators = validators
+    }
+}
+
 extension NetworkSession {
     /// Sends a read that, given the validators of the value held, may be answered `304 Not Modified`; then
     /// `kept` is returned without decoding anything.
     ///
     /// - Returns: The value, and the validators that go with it (`nil` when the response had none).
     // `@usableFromInline` (not inlinable): the inlinable `Resource.read` calls it; part of the API surface.
-    @usableFromInline nonisolated func read<Response: Decodable, Value: Sendable>(
+    @usableFromInline package nonisolated func read<Response: Decodable, Value: Sendable>(
         _ endpoint: Endpoint,
         as type: Response.Type,
         keeping kept: KeptValue<Value>?,

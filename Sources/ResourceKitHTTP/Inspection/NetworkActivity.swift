@@ -2,10 +2,10 @@ public import Observation
 import Synchronization
 
 #if canImport(FoundationNetworking)
-    import Foundation
+    package import Foundation
     import FoundationNetworking
 #else
-    import Foundation
+    package import Foundation
 #endif
 
 /// The session's requests in flight, for an activity indicator: ``NetworkSession/activity``.
@@ -160,15 +160,15 @@ public final class NetworkActivity: Sendable, Observable {
 }
 
 /// The session's calls in flight, for snapshots and the activity count.
-final class InFlightRequests: Sendable {
-    struct Entry: Sendable {
-        var method: String
-        var url: URL?
-        var startedAt: Duration
-        var attempt: Int
+package final class InFlightRequests: Sendable {
+    package struct Entry: Sendable {
+        package var method: String
+        package var url: URL?
+        package var startedAt: Duration
+        package var attempt: Int
         /// The calling task's hash: a store's snapshot matches it against its objects' operations to tell
         /// how many callers share the request.
-        var task: Int?
+        package var task: Int?
     }
 
     private let entries = Locked<(next: UInt64, all: [UInt64: Entry])>((0, [:]))
@@ -205,7 +205,7 @@ final class InFlightRequests: Sendable {
         activity.ended()
     }
 
-    var current: [(id: UInt64, entry: Entry)] {
+    package var current: [(id: UInt64, entry: Entry)] {
         entries.withLock { $0.all.map { ($0.key, $0.value) } }.sorted { $0.id < $1.id }
     }
 }

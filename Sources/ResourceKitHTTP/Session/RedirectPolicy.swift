@@ -40,13 +40,6 @@ public struct RedirectPolicy: Sendable, Equatable {
     /// endpoint.redirects = .never   // this endpoint only; the session's policy applies elsewhere
     /// ```
     public static let never = RedirectPolicy(maximumHops: 0)
-
-    /// Follows no redirect, as ``never`` does.
-    ///
-    /// Where the policy is optional, as ``Endpoint/redirects`` is, `.none` means `nil`, so
-    /// `endpoint.redirects = .none` silently keeps the session's policy: use ``never``.
-    @available(*, deprecated, renamed: "never", message: "Use .never: where the policy is optional, .none means nil")
-    public static let none = RedirectPolicy(maximumHops: 0)
 }
 
 /// The origins that the session's adapters and authenticator may send credentials to, and that get the
