@@ -27,7 +27,7 @@ let package = Package(
         .target(name: "ResourceKitHTTP"),
         .target(name: "ResourceKit", dependencies: ["ResourceKitHTTP"]),
         .target(name: "ResourceKitPocketBase", dependencies: ["ResourceKit"]),
-        .target(name: "ResourceKitTesting", dependencies: ["ResourceKit"]),
+        .target(name: "ResourceKitTesting", dependencies: ["ResourceKitHTTP", "ResourceKit"]),
         .executableTarget(
             name: "Example", dependencies: ["ResourceKit", "ResourceKitPocketBase", "ResourceKitTesting"],
             path: "Example"),

@@ -1,4 +1,5 @@
 public import ResourceKit
+import ResourceKitHTTP
 
 #if canImport(FoundationNetworking)
     import Foundation
@@ -71,7 +72,7 @@ extension InMemoryBackend {
     private func wait(_ delay: Duration, timeout: TimeInterval) async throws(NetworkError) {
         // A non-positive, infinite or absurd timeout means no limit, as URLSession treats it.
         let limit: Duration =
-            timeout > 0 && timeout < 1_000_000_000 ? .milliseconds(Int64(timeout * 1000)) : .seconds(Int64.max / 2)
+            timeout > 0 && timeout < Duration.longestSeconds ? .milliseconds(Int64(timeout * 1000)) : .longest
         do {
             // Clamped: `Task.sleep` traps on a deadline decades away.
             try await Task.sleep(for: min(max(delay, .zero), limit, RealTimeLimit.longest))

@@ -10,8 +10,7 @@ package enum Polling {
     ) async {
         guard interval > .zero else { return }
         while !Task.isCancelled {
-            let draw = jitter.source.map { RetryPolicy.Jitter.unit($0.draw()) } ?? 0
-            let wait = Duration.seconds(min(interval.seconds * (1 + draw / 10), RetryPolicy.longestWait))
+            let wait = jitter.lengthening(seconds: interval.seconds, byUpToOneIn: 10)
             do {
                 try await timeline.sleep(until: timeline.now + wait)
             } catch {

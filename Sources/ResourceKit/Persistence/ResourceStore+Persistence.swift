@@ -37,7 +37,7 @@ extension ResourceStore {
         // one persisted as stale (dated `distantPast`) is stale again.
         let age = max(0, persistence.now().timeIntervalSince(entry.loadedAt))
         let loadedAt: Duration? =
-            entry.loadedAt == .distantPast ? nil : timeline.now - .seconds(min(age, RetryPolicy.longestWait))
+            entry.loadedAt == .distantPast ? nil : timeline.now - .seconds(min(age, Duration.longestSeconds))
         return ResourceMachine(
             state: .available(value), timeline: timeline, sharing: .init(key: readKey, publishes: true),
             settledRank: 0, loadedAt: loadedAt,
@@ -134,7 +134,7 @@ extension ResourceStore {
         let age = max(0, persistence.now().timeIntervalSince(entry.loadedAt))
         let loadedAt: Duration? =
             entry.loadedAt == .distantPast
-            ? nil : session.timeline.now - .seconds(min(age, RetryPolicy.longestWait))
+            ? nil : session.timeline.now - .seconds(min(age, Duration.longestSeconds))
         return (Array(items.prefix(Remote.persistedItemLimit)), loadedAt)
     }
 

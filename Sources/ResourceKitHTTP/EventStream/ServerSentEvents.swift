@@ -55,12 +55,11 @@ public struct ReconnectPolicy: Sendable, Equatable {
         // After a failed attempt, at least 100 ms before backing off, so that a `retry: 0` (or a zero delay)
         // never reconnects in a loop against a server that is down.
         let base = failures > 0 ? max(base, .milliseconds(100)) : max(base, .zero)
-        let growth = multiplier.isNaN ? 1 : max(multiplier, 1)
-        let ceiling = max(maximumDelay, base).seconds
-        let seconds = min(base.seconds * pow(growth, Double(max(failures - 1, 0))), ceiling, RetryPolicy.longestWait)
-        guard seconds > 0 else { return .zero }
-        let draw = jitter.source.map { RetryPolicy.Jitter.unit($0.draw()) } ?? 0
-        return .seconds(min(seconds * (1 + draw / 2), RetryPolicy.longestWait))
+        guard
+            let seconds = Backoff.seconds(
+                initial: base, multiplier: multiplier, exponent: failures - 1, ceiling: max(maximumDelay, base))
+        else { return .zero }
+        return jitter.lengthening(seconds: seconds, byUpToOneIn: 2)
     }
 
     /// Whether another attempt may follow `failures` failed attempts in a row.

@@ -235,18 +235,8 @@ public import Synchronization
         get { has(Flag.hasTime) ? .nanoseconds(nanoseconds) : nil }
         set {
             set(Flag.hasTime, newValue != nil)
-            nanoseconds = newValue.map(Self.clampedNanoseconds) ?? 0
+            nanoseconds = newValue?.clampedNanoseconds ?? 0
         }
-    }
-
-    /// A time as whole nanoseconds, clamped to what 64 bits hold.
-    @inlinable static func clampedNanoseconds(_ time: Duration) -> Int64 {
-        let (seconds, attoseconds) = time.components
-        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return seconds < 0 ? .min : .max }
-        let (total, overflowAgain) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000)
-        if overflowAgain { return seconds < 0 ? .min : .max }
-        return total
     }
 }
 

@@ -32,16 +32,8 @@ struct RequestTrace {
     /// When the attempt in flight started, if its start was emitted.
     var attemptStartedAt: Duration? {
         get { attemptStart == .min ? nil : .nanoseconds(attemptStart) }
-        set { attemptStart = newValue.map(Self.nanoseconds) ?? .min }
-    }
-
-    /// A time as whole nanoseconds, clamped to what 64 bits hold (292 years).
-    private static func nanoseconds(_ time: Duration) -> Int64 {
-        let (seconds, overflow) = time.components.seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return time < .zero ? .min + 1 : .max }
-        let (total, overflowAgain) = seconds.addingReportingOverflow(time.components.attoseconds / 1_000_000_000)
-        if overflowAgain { return time < .zero ? .min + 1 : .max }
-        return max(total, .min + 1)
+        // `.min` stands for none, so the earliest time kept is one nanosecond after it.
+        set { attemptStart = newValue.map { max($0.clampedNanoseconds, .min + 1) } ?? .min }
     }
 }
 

@@ -240,7 +240,7 @@ public actor NetworkSession {
     /// The deadline for a time limit; `nil` (no deadline) for none, or for a limit that is not positive or
     /// longer than about 31 years, as `URLSession` treats such values: no deadline can overflow the clock.
     static func deadline(_ limit: Duration?) -> Duration? {
-        guard let limit, limit > .zero, limit < .seconds(1_000_000_000) else { return nil }
+        guard let limit, limit > .zero, limit < .longest else { return nil }
         return limit
     }
 

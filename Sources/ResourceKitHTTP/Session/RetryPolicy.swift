@@ -131,35 +131,16 @@ public struct RetryPolicy: Sendable, Equatable {
         }
     }
 
-    /// The longest computed wait, in seconds (about 31 years, the bound above which a timeout means none):
-    /// `Duration` cannot hold every `Double`, and nothing waits that long anyway.
-    package static let longestWait: Double = 1e9
-
     /// The computed wait before retry `retry` (1 for the first), jitter included. No policy traps here: a
     /// multiplier below 1 or NaN counts as 1, a wait that is not positive as zero, one longer than
-    /// ``longestWait`` as that, and a draw as ``Jitter/unit(_:)`` clamps it.
-    func backoff(beforeRetry retry: Int) -> Duration {
-        let growth = multiplier.isNaN ? 1 : max(multiplier, 1)
-        let factor = pow(growth, Double(max(retry - 1, 0)))
-        // `0 × ∞` is NaN, which the guard turns into no wait.
-        let seconds = min(initialDelay.seconds * factor, maximumDelay.seconds, Self.longestWait)
-        guard seconds > 0 else { return .zero }
-        return .seconds(seconds * (jitter.source.map { Jitter.unit($0.draw()) } ?? 1))
+    /// ``Duration/longest`` as that, and a draw as ``Jitter/unit(_:)`` clamps it.
+    package func backoff(beforeRetry retry: Int) -> Duration {
+        guard
+            let seconds = Backoff.seconds(
+                initial: initialDelay, multiplier: multiplier, exponent: retry - 1, ceiling: maximumDelay)
+        else { return .zero }
+        return jitter.shortening(seconds: seconds)
     }
-}
-
-extension RetryPolicy.Jitter {
-    /// A draw clamped to `0...1`: below zero (−∞ included) as zero, above one (+∞ included) as one, and NaN
-    /// as one, the computed wait itself: a broken source of random numbers never makes retries come sooner.
-    package static func unit(_ draw: Double) -> Double {
-        draw.isNaN ? 1 : min(max(draw, 0), 1)
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, as a `Double`. Computed from the whole duration, not from `components`,
-    /// whose whole seconds trap above `Int64.max` (a `.seconds(1e20)` is a valid `Duration`).
-    package var seconds: Double { self / .seconds(1) }
 }
 
 /// Reads `Retry-After` (RFC 9110 §10.2.3): a number of seconds or an HTTP date.

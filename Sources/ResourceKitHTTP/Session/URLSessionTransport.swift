@@ -159,7 +159,7 @@ public struct URLSessionTransport: HTTPTransport {
     /// The timeout `URLSession` gets for `seconds`: itself when positive, finite and at most 10⁹ (about 31
     /// years), otherwise 10⁹, which means none in effect, as ``NetworkSession`` reads such a timeout.
     static func inactivityTimeout(_ seconds: TimeInterval) -> TimeInterval {
-        seconds.isFinite && seconds > 0 && seconds <= 1e9 ? seconds : 1e9
+        seconds.isFinite && seconds > 0 && seconds <= Duration.longestSeconds ? seconds : Duration.longestSeconds
     }
 
     /// Whether swift-corelibs-foundation can turn the timeout into milliseconds without trapping
