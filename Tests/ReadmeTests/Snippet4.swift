@@ -38,7 +38,7 @@ struct RemotePostLinks: Listable {
 }
 
 func paginate(session: NetworkSession) async throws {
-    let posts = ListResource<RemotePostPages>(session: session, request: ())
+    let posts = ListResource<RemotePostPages>(session: session)
     try await posts.loadNextPage()  // page 1
     try await posts.loadNextPage()  // page 2, appended
     print(posts.items.count, posts.pagination.hasMore, posts.pagination.totalCount ?? -1)

@@ -8,7 +8,7 @@ import Testing
     try backend.seed((1...120).map { Post(id: "\($0)", title: "Post \($0)") }, into: "posts")
     let session = NetworkSession(baseURL: "http://backend.test", transport: backend)
 
-    let posts = ListResource<RemotePostPages>(session: session, request: ())
+    let posts = ListResource<RemotePostPages>(session: session)
     let recorder = posts.recordStates()
     try await posts.loadNextPage()  // page 1: the content loads
     try await posts.loadNextPage()  // page 2: appended, the first 50 stay visible

@@ -55,6 +55,24 @@ struct PocketBaseNote: Readable {
 }
 
 @Suite(.timeLimit(.minutes(1))) struct InMemoryBackendTests {
+    /// A list whose `ListRequest` is `Void` is made without a `request: ()`, and reads the same pages.
+    @Test func aListWithoutARequestIsMadeWithoutOne() async throws {
+        let backend = InMemoryBackend(basePath: "/api")
+        backend.addCollection("notes", requiredFields: ["title"])
+        try backend.seedPlaceholders(Note.self, count: 12, into: "notes")
+        let session = NetworkSession(baseURL: "http://backend.test/api", transport: backend)
+        let implicit = ListResource<RemoteNotes>(session: session)
+        let explicit = ListResource<RemoteNotes>(session: session, request: ())
+        try await implicit.loadNextPage()
+        try await explicit.loadNextPage()
+        #expect(implicit.items.count == 10)
+        #expect(implicit.listState == explicit.listState)
+
+        let preview = ListResource<RemoteNotes>(state: ListState(content: .available([Note(id: "1", title: "A")])))
+        #expect(preview.items == [Note(id: "1", title: "A")])
+        await #expect(throws: NetworkError.self) { try await preview.refresh() }
+    }
+
     @Test func fullCRUDRoundTrip() async throws {
         let backend = InMemoryBackend(basePath: "/api")
         backend.addCollection("notes", requiredFields: ["title"])

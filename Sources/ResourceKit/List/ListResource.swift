@@ -161,3 +161,19 @@ extension ListResource: MachineHost {
         return summary
     }
 }
+
+extension ListResource where Remote.ListRequest == Void {
+    /// Creates a list whose endpoint takes no request, as `ListResource<RemoteFeed>(session: api)`.
+    /// - Parameters:
+    ///   - session: The session that sends the requests.
+    ///   - state: The initial state, for tests and previews; `.idle` by default.
+    public convenience init(session: NetworkSession, state: ListState<Item> = ListState()) {
+        self.init(session: session, request: (), state: state)
+    }
+
+    /// Creates a list whose endpoint takes no request in a fixed state with no network, for previews.
+    /// - Parameter state: The state.
+    public convenience init(state: ListState<Item>) {
+        self.init(session: .offline, request: (), state: state)
+    }
+}
