@@ -43,7 +43,7 @@ func offlineAndPersistence(directory: String) async throws {
     let base = URL(fileURLWithPath: directory)
     let persistence = StorePersistence(
         storage: try FileEntryStorage(directory: base.appendingPathComponent("entries")),
-        outbox: try FileEntryStorage(directory: base.appendingPathComponent("outbox"), maximumBytes: .max))
+        outbox: try FileEntryStorage(directory: base.appendingPathComponent("outbox")))
     let store = ResourceStore(session: session, persistence: persistence)
     store.queueWhenOffline(RemotePost.self)
     let feed = FeedService(store: store)

@@ -21,7 +21,7 @@ func replayAfterAnOutage(backend: InMemoryBackend, directory: URL, edited: Post)
         session: NetworkSession(baseURL: "http://backend.test", transport: backend),
         persistence: StorePersistence(
             storage: try FileEntryStorage(directory: directory.appendingPathComponent("entries")),
-            outbox: try FileEntryStorage(directory: directory.appendingPathComponent("outbox"), maximumBytes: .max)))
+            outbox: try FileEntryStorage(directory: directory.appendingPathComponent("outbox"))))
     store.queueWhenOffline(RemoteStoredPost.self)  // Readable & Updatable, read by the post's id
     let post = store.resource(RemoteStoredPost.self, id: "1")
     try await post.read("1")

@@ -36,6 +36,12 @@ public struct PersistedEntry: Sendable, Equatable {
     }
 }
 
+/// A storage that can be told to keep every entry, whatever its bound: what an outbox asks of its storage.
+package protocol EvictionControlling: Sendable {
+    /// From now on, never evicts an entry to make room.
+    func keepEveryEntry()
+}
+
 /// Where a store's entries live between runs: the seam for SQLite, GRDB or an app's own database.
 /// ``FileEntryStorage`` is the one that ships.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -42,7 +43,7 @@ extension FileEntryStorage {
         var total = index.totalBytes
         for key in removing { total -= index.entries[key]?.length ?? 0 }
         for (key, bytes) in adding { total += bytes - (index.entries[key]?.length ?? 0) }
-        guard total > maximumBytes else { return [] }
+        guard total > maximumBytes, evicts.load(ordering: .relaxed) else { return [] }
         let batch = Set(adding.map(\.key))
         var victims: Set<String> = []
         for (key, location) in index.entries.filter({ !batch.contains($0.key) && !removing.contains($0.key) })

@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -26,7 +27,8 @@ public import Foundation
 ///   and rewrites the files when it found damage, so the damage is gone from the next launch.
 /// - **Bounded:** past ``maximumBytes`` of entries, the least recently used ones (by last read or write; after
 ///   a reopening, by last write) are removed, in the same batch as the write that went past it; a batch larger
-///   than the bound keeps its last entry only.
+///   than the bound keeps its last entry only. A storage given to a store as its outbox never evicts, whatever
+///   its bound: an evicted change would be a lost edit.
 /// - **Shared directories:** several storages may open one directory (an app and its extension, or a test
 ///   reading what a store wrote). Their writes take turns under an advisory lock (`flock` on the directory's
 ///   `.lock` file), and a storage reads the files again on its next call once another wrote, which costs a
@@ -38,6 +40,8 @@ public final class FileEntryStorage: EntryStorage {
     /// The most bytes the stored entries may take (their records, as ``totalBytes`` counts them); at least
     /// one entry is always kept.
     public let maximumBytes: Int
+    /// Whether writes past ``maximumBytes`` evict: until an outbox takes the storage.
+    let evicts = Atomic(true)
     /// The directory's path with a trailing `/`.
     let prefix: String
 
@@ -333,4 +337,9 @@ public final class FileEntryStorage: EntryStorage {
         try refreshIfChanged()
         return index.withLock { Array($0.entries.keys) }
     }
+}
+
+extension FileEntryStorage: EvictionControlling {
+    /// From now on, never evicts: the storage is an outbox's.
+    package func keepEveryEntry() { evicts.store(false, ordering: .relaxed) }
 }

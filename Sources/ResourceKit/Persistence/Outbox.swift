@@ -7,7 +7,7 @@ import Synchronization
 /// ```swift
 /// let persistence = StorePersistence(
 ///     storage: try FileEntryStorage(directory: base.appendingPathComponent("entries")),
-///     outbox: try FileEntryStorage(directory: base.appendingPathComponent("outbox"), maximumBytes: .max))
+///     outbox: try FileEntryStorage(directory: base.appendingPathComponent("outbox")))
 /// let store = ResourceStore(session: session, persistence: persistence)
 /// store.queueWhenOffline(RemotePost.self)            // at every launch, before the first change
 ///
@@ -89,6 +89,8 @@ public final class Outbox: Sendable {
     /// kept one.
     init(storage: any EntryStorage) {
         self.storage = storage
+        // A kept change is an edit the user made: no bound may evict it.
+        (storage as? any EvictionControlling)?.keepEveryEntry()
         var state = State()
         // Never below the clock in microseconds: numbers stay increasing across launches even when the keys
         // of the last one could not be listed.

@@ -109,3 +109,8 @@ public final class SealedEntryStorage: EntryStorage {
     /// - Throws: What the base storage throws.
     public func allKeys() throws(NetworkError) -> [String] { try base.allKeys() }
 }
+
+extension SealedEntryStorage: EvictionControlling {
+    /// Tells the base storage, when it can be told.
+    package func keepEveryEntry() { (base as? any EvictionControlling)?.keepEveryEntry() }
+}

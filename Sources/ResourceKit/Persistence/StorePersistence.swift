@@ -55,8 +55,8 @@ public final class StorePersistence: Sendable {
     /// - Parameters:
     ///   - storage: Where the entries live.
     ///   - outbox: Where the changes made while the server is unreachable are kept until they reach it: its own
-    ///     storage (a ``FileEntryStorage`` of another directory, with no bound that would evict a change:
-    ///     `maximumBytes: .max`); `nil` keeps none.
+    ///     storage (a ``FileEntryStorage`` of another directory, which from then on never evicts, whatever
+    ///     its `maximumBytes`; your own storage must not evict either); `nil` keeps none.
     ///   - writeDelay: How long changes gather before they are written (see ``init(storage:writeDelay:now:)``).
     ///   - now: The wall clock that dates each value.
     public init(

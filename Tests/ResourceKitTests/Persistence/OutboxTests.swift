@@ -134,6 +134,36 @@ final class FlakyRemovals: EntryStorage {
         recorder.stop()
     }
 
+    /// An outbox's storage keeps every change whatever bound it was given: a `FileEntryStorage` of one byte,
+    /// plain or sealed, which would keep one entry as a cache, keeps all three changes across a restart.
+    @Test(arguments: [false, true])
+    func anOutboxStorageNeverEvictsAChangeWhateverItsBound(sealed: Bool) async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let outboxDirectory = directory.appendingPathComponent("outbox")
+        func tinyOutbox() throws -> any EntryStorage {
+            let files = try FileEntryStorage(directory: outboxDirectory, maximumBytes: 1)
+            return sealed ? SealedEntryStorage(files, codec: EntryCodec(seal: { $0 }, open: { $0 })) : files
+        }
+        var ids: [String] = []
+        do {
+            let store = try launch(outbox: try tinyOutbox())
+            for id in ["42", "43", "44"] { try await store.resource(RemotePost.self, id: id).read(id) }
+            for id in ["42", "43", "44"] {
+                let post = store.resource(RemotePost.self, id: id)
+                ids.append(try await keepOffline(post, Post(id: id, title: "Edited \(id)")).id)
+            }
+            await store.persistence?.flush()
+            #expect(store.outbox?.pending.map(\.id) == ids)
+        }
+        #expect(try FileEntryStorage(directory: outboxDirectory).allKeys().count == 3)
+        let store = try launch(outbox: try tinyOutbox())
+        #expect(store.outbox?.pending.map(\.id) == ids)
+        backend.isReachable = true
+        await store.outbox?.replay()
+        #expect(store.outbox?.pending.isEmpty == true)
+        #expect(try ["42", "43", "44"].map { try serverPost($0)?.title } == ["Edited 42", "Edited 43", "Edited 44"])
+    }
+
     @Test func keptChangesSurviveARestartShowAtOnceAndReplayInOrder() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         var ids: [String] = []
