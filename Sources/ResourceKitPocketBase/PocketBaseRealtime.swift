@@ -10,7 +10,7 @@ public import ResourceKit
 /// let live = Task { try await realtime.run(in: store) }
 /// ```
 ///
-/// - Connection: `GET realtime` as a stream of events (`NetworkSession/events(_:lastEventID:reconnect:maximumEventSize:onOpen:)`,
+/// - Connection: `GET realtime` as a stream of events (`NetworkSession/events(_:lastEventID:reconnect:maximumEventSize:onOpen:onStatus:)`,
 ///   so it reconnects after a lost connection and after PocketBase's idle close, every 5 minutes without
 ///   events). Each connection's `PB_CONNECT` event names its client id.
 /// - Subscriptions: `POST realtime` with the client id and the topics of what the store holds: `posts/*` for a

@@ -24,3 +24,15 @@ func revalidateWhenTheNetworkReturns(store: ResourceStore) -> Task<Void, Never> 
     Task { await store.revalidateObserved(whenever: networkUsable()) }
 }
 #endif
+
+func followTheScores(session: NetworkSession, show: @escaping @Sendable (String) -> Void) async throws {
+    let events = session.events(Endpoint(.get, "scores/live"), onStatus: { status in
+        switch status.kind {
+        case .opened: show("live")
+        case .reconnecting: show("reconnecting in \(status.delay ?? .zero)")
+        case .finished where status.error != nil: show("offline")
+        default: break
+        }
+    })
+    for try await event in events { print(event.data) }
+}

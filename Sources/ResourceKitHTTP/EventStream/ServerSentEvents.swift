@@ -94,6 +94,12 @@ extension NetworkSession {
     ///   failed.
     /// - Cancelling the reading task ends it at once with ``NetworkError/cancelled``, waiting or reading, and
     ///   nothing connects after that. Waits use the session's ``clock``.
+    /// - What the connection does is told to `onStatus`, on the reading task, before the stream goes on: each
+    ///   connection that opens (``EventStreamStatus/Kind/opened``) and closes (``EventStreamStatus/Kind/closed``,
+    ///   with its error, if any), each wait before another attempt (``EventStreamStatus/Kind/reconnecting``, with
+    ///   the wait and the error of the attempt that failed), and the end of the stream
+    ///   (``EventStreamStatus/Kind/finished``, with its error, if any). A connection that never opened has no
+    ///   `closed`; nothing is told once the reader stops reading.
     ///
     /// - Parameters:
     ///   - endpoint: The stream's endpoint.
@@ -102,18 +108,20 @@ extension NetworkSession {
     ///   - maximumEventSize: The most bytes an event's data, or a line, may hold.
     ///   - onOpen: Called each time a connection opens, with its number (1 for the first): a gap in the events
     ///     before a connection other than the first is where a client resynchronizes.
+    ///   - onStatus: Called with each change of the connection: what an app shows of it.
     /// - Returns: The events.
     public nonisolated func events(
         _ endpoint: Endpoint, lastEventID: String = "", reconnect: ReconnectPolicy = .standard,
-        maximumEventSize: Int = 16 << 20, onOpen: (@Sendable (Int) -> Void)? = nil
+        maximumEventSize: Int = 16 << 20, onOpen: (@Sendable (Int) -> Void)? = nil,
+        onStatus: (@Sendable (EventStreamStatus) -> Void)? = nil
     ) -> ServerSentEvents {
         ServerSentEvents(
             session: self, endpoint: endpoint, lastEventID: lastEventID, reconnect: reconnect,
-            maximumEventSize: maximumEventSize, onOpen: onOpen)
+            maximumEventSize: maximumEventSize, onOpen: onOpen, onStatus: onStatus)
     }
 }
 
-/// The events of a server-sent event stream: see ``NetworkSession/events(_:lastEventID:reconnect:maximumEventSize:onOpen:)``.
+/// The events of a server-sent event stream: see ``NetworkSession/events(_:lastEventID:reconnect:maximumEventSize:onOpen:onStatus:)``.
 ///
 /// Each iterator is its own stream, with its own connections.
 public struct ServerSentEvents: AsyncSequence, Sendable {
@@ -128,6 +136,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
     let reconnect: ReconnectPolicy
     let maximumEventSize: Int
     let onOpen: (@Sendable (Int) -> Void)?
+    let onStatus: (@Sendable (EventStreamStatus) -> Void)?
 
     /// Makes the iterator; it connects on its first `next()`.
     public func makeAsyncIterator() -> Iterator {
@@ -151,9 +160,11 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         var hasEvents = false
         /// Whether the stream ended for good.
         var isFinished = false
+        /// Whether `onStatus` was told so.
+        var toldFinished = false
 
         /// The next event, connecting or reconnecting as needed; `nil` once the server said to stop (`204`).
-        /// - Throws: ``NetworkError``: see ``NetworkSession/events(_:lastEventID:reconnect:maximumEventSize:onOpen:)``.
+        /// - Throws: ``NetworkError``: see ``NetworkSession/events(_:lastEventID:reconnect:maximumEventSize:onOpen:onStatus:)``.
         public mutating func next() async throws(NetworkError) -> ServerSentEvent? {
             try await next(isolation: nil)
         }
@@ -213,6 +224,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
             if response.statusCode == 204 {
                 response.body.cancel()
                 isFinished = true
+                tellFinished(nil)
                 return
             }
             let type = response.headers["Content-Type"]?.split(separator: ";").first?
@@ -229,6 +241,16 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
             hasEvents = false
             connections += 1
             stream.onOpen?(connections)
+            stream.onStatus?(EventStreamStatus(kind: .opened, connection: connections, failures: failures))
+        }
+
+        /// Tells `onStatus` that the stream ended for good, with `error`, if any: once, though an error that
+        /// ends the stream passes through `endConnection` a second time on its way out.
+        private mutating func tellFinished(_ error: NetworkError?) {
+            guard !toldFinished else { return }
+            toldFinished = true
+            stream.onStatus?(
+                EventStreamStatus(kind: .finished, connection: connections, failures: failures, error: error))
         }
 
         /// Ends the current connection (or attempt) with `error`, or at the end of its body for `nil`, then
@@ -241,14 +263,21 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
             body = nil
             bodyToCancel = nil
             parser.finish()
+            if wasOpen {
+                stream.onStatus?(
+                    EventStreamStatus(kind: .closed, connection: connections, failures: failures, error: error))
+            }
             guard !isFinished else {
+                tellFinished(error)
                 if let error { throw error }
                 return
             }
             if let error {
                 guard Self.reconnects(after: error), !Task.isCancelled else {
                     isFinished = true
-                    throw Task.isCancelled ? .cancelled : error
+                    let final: NetworkError = Task.isCancelled ? .cancelled : error
+                    tellFinished(final)
+                    throw final
                 }
             }
             // A connection that ended before any event counts as a failed attempt: a server that accepts and
@@ -256,16 +285,21 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
             if !wasOpen || !hasEvents { failures += 1 }
             guard stream.reconnect.allowsAttempt(afterFailures: failures) else {
                 isFinished = true
+                tellFinished(error)
                 if let error { throw error }
                 return
             }
             let base = parser.retry ?? stream.reconnect.initialDelay
             let wait = stream.reconnect.wait(afterFailures: failures, base: base)
+            stream.onStatus?(
+                EventStreamStatus(
+                    kind: .reconnecting, connection: connections, delay: wait, failures: failures, error: error))
             let timeline = stream.session.timeline
             do {
                 try await timeline.sleep(until: timeline.now + wait)
             } catch {
                 isFinished = true
+                tellFinished(.cancelled)
                 throw .cancelled
             }
         }
