@@ -95,17 +95,20 @@ extension ResourceStore {
     /// - A creation goes into the lists whose ``Listable/placement(ofCreated:in:)`` places it, as a create in
     ///   the store does; a deletion removes the item from every list and empties its resources (`.idle`).
     /// - Order: the change is newer than every answer to a request asked before it arrived, so such an answer
-    ///   arriving later never undoes it. When `Remote` tells versions (``RemoteResource/version(of:)``), a
-    ///   change older than the value a holder shows is not applied to that holder, however late it arrives;
-    ///   without versions, the change replaces what holders show (a push that lags behind a local answer shows
-    ///   the older value until the next read or push). A deletion is always applied.
+    ///   arriving later never undoes it. When `Remote`, or any other type of the same value that the store has
+    ///   made a resource or list of or applied a change as, tells versions (``RemoteResource/version(of:)``; the
+    ///   first such type's), a change older than the value a holder shows is not applied to that holder,
+    ///   however late it arrives; without versions, the change replaces what holders show (a push that lags
+    ///   behind a local answer shows the older value until the next read or push). A deletion is always
+    ///   applied.
     /// - An optimistic change shown over the item stays on top until its mutation ends, as with other news.
     /// - In a persistent store, the item's live resource persists the change; with none, the item's persisted
     ///   entry (of `Remote`) is removed, so that the next launch reads it rather than show an older value.
     ///
     /// - Parameters:
     ///   - change: The change.
-    ///   - type: The remote type whose value the change is of; its ``RemoteResource/version(of:)`` orders it.
+    ///   - type: The remote type whose value the change is of; its ``RemoteResource/version(of:)`` orders it,
+    ///     or else that of another type of the value the store knows.
     public func apply<Remote: RemoteResource>(_ change: LiveChange<Remote.Value>, as type: Remote.Type)
     where Remote.Value: Identifiable, Remote.Value.ID: Sendable {
         apply(change, as: type, replacing: nil)
@@ -120,14 +123,25 @@ extension ResourceStore {
         var news = ItemNews<Remote.Value, Remote.Value.ID>.fact(
             change.id, change.item.map { .value($0) } ?? .removed, rank: rank, created: change.isCreation)
         news.token = placeholder
-        let version = change.item.flatMap { Remote.version(of: $0) }
+        // Ordered by the versions of any type of the value the store knows, not only of the type given: a change
+        // applied as a type without versions must not turn ordering off for holders of one with them.
+        let own = change.item.flatMap { Remote.version(of: $0) }
+        // With versions of its own, the type is learnt (for changes applied as other types) and nothing else is
+        // needed; without, the value's other types are asked.
+        let sources = withRegistry { registry -> [VersionSource] in
+            guard own == nil else {
+                registry.learnVersions(of: Remote.self)
+                return []
+            }
+            return registry.versionSources[ObjectIdentifier(Remote.Value.self)] ?? []
+        }
         let replaces: ((ItemNews<Remote.Value, Remote.Value.ID>, any Sendable) -> Bool)? =
-            version.map { version in
+            (own ?? change.item.flatMap { Self.version(of: $0, from: sources) }).map { incoming in
                 { _, shown in
-                    guard let shown = shown as? Remote.Value, let current = Remote.version(of: shown) else {
-                        return true
-                    }
-                    return current <= version
+                    guard let shown = shown as? Remote.Value,
+                        let current = Remote.version(of: shown) ?? Self.version(of: shown, from: sources)
+                    else { return true }
+                    return current <= incoming
                 }
             }
         publish([news], from: ObjectIdentifier(self), replaces: replaces)
@@ -139,6 +153,14 @@ extension ResourceStore {
                 persistence.remove(PersistenceHooks<Remote.Value>.key(readable.persistenceName, change.id))
             }
         }
+    }
+
+    /// The version the first of `sources` that gives one gives `value`.
+    private static func version(of value: any Sendable, from sources: [VersionSource]) -> ItemVersion? {
+        for source in sources {
+            if let version = source.version(value) { return version }
+        }
+        return nil
     }
 
     /// What the store's live objects hold of `Remote`'s values: what a live source follows.

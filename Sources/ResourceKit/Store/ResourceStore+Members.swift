@@ -147,6 +147,7 @@ extension ResourceStore {
         return withRegistry { registry in
             if let existing = registry.current(key, in: registry.resources) as? Resource<Remote> { return existing }
             made = true
+            registry.learnVersions(of: Remote.self)
             var machine = ResourceMachine<Remote.Value>(
                 state: .idle, timeline: session.timeline, sharing: .init(key: readKey, publishes: true))
             let cached = registry.cache.removeValue(for: item)
@@ -274,6 +275,7 @@ extension ResourceStore {
         return withRegistry { registry in
             if let existing = registry.current(key, in: registry.lists) as? ListResource<Remote> { return existing }
             made = true
+            registry.learnVersions(of: Remote.self)
             var state = ListState<Remote.Item>()
             if let restored {
                 // One page, whatever it held: the next page's key is not kept, so a next page reloads the first.

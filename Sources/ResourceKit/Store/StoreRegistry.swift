@@ -67,6 +67,12 @@ enum Released: Sendable {
     case list(key: StoreKey, itemType: ObjectIdentifier, object: ObjectIdentifier)
 }
 
+/// A `Remote` type's ``RemoteResource/version(of:)``, over any value.
+struct VersionSource: Sendable {
+    let remote: ObjectIdentifier
+    let version: @Sendable (any Sendable) -> ItemVersion?
+}
+
 /// The store's tables, behind its lock.
 struct StoreRegistry {
     /// Live resources by `Remote` type and id.
@@ -83,6 +89,10 @@ struct StoreRegistry {
     /// are freed, but nothing of theirs reaches the store again: a new resource does not start from them, a
     /// freed one is not remembered, and asking for their key makes a new member.
     var generation: UInt64 = 0
+    /// By value type: the `Remote` types of it that the store has made a holder of or applied a change as, each
+    /// with its ``RemoteResource/version(of:)``, in the order first seen. A pushed change of the value is
+    /// ordered by the first of them that gives a version, whichever type it was applied as.
+    var versionSources: [ObjectIdentifier: [VersionSource]] = [:]
 
     /// The member under `key` in `table`, if it is alive and made since the last wipe.
     func current(_ key: StoreKey, in table: [StoreKey: WeakMember]) -> (any StoreMember)? {
@@ -132,6 +142,15 @@ struct StoreRegistry {
             newest = known
         }
         return newest
+    }
+
+    /// Adds `Remote` to the version sources of its value type, once.
+    mutating func learnVersions<Remote: RemoteResource>(of type: Remote.Type) {
+        let valueType = ObjectIdentifier(Remote.Value.self)
+        guard versionSources[valueType]?.contains(where: { $0.remote == ObjectIdentifier(Remote.self) }) != true
+        else { return }
+        versionSources[valueType, default: []].append(
+            VersionSource(remote: ObjectIdentifier(Remote.self)) { ($0 as? Remote.Value).flatMap(Remote.version) })
     }
 
     /// Applies what a holder learnt to the remembered value of an item.

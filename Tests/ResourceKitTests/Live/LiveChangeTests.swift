@@ -113,6 +113,32 @@ private func answer(_ post: RevisedPost) -> HTTPResponse {
         #expect(post.state == .idle)
     }
 
+    /// A change applied as a type without versions is ordered by the versions of another type of the same value
+    /// the store knows: applying it as `RemoteUnversionedPost` does not turn ordering off for anyone, not for the
+    /// holders of the versioned type, nor of the unversioned one, nor for the remembered value.
+    @Test func aPushAsATypeWithoutVersionsIsOrderedByAnotherTypesVersions() async throws {
+        let transport = ControlledTransport()
+        let store = ResourceStore(session: makeTimelessSession(transport))
+        let post = store.resource(RemoteRevisedPost.self, id: "7")
+        let reading = Task { try await post.read("7") }
+        try await transport.waitForRequests(1)
+        transport.answer(0, .success(answer(revised(3))))
+        _ = try await reading.value
+        let plain = store.resource(RemoteUnversionedPost.self, id: "7")
+        #expect(plain.state == .available(revised(3)))
+        let states = post.recordStates()
+        let plainStates = plain.recordStates()
+        store.apply(.updated(revised(2)), as: RemoteUnversionedPost.self)
+        #expect(post.state == .available(revised(3)))
+        #expect(plain.state == .available(revised(3)))
+        store.apply(.updated(revised(4)), as: RemoteUnversionedPost.self)
+        store.apply(.updated(revised(1)), as: RemoteUnversionedPost.self)
+        try await states.expect([.available(revised(3)), .available(revised(4))])
+        try await plainStates.expect([.available(revised(3)), .available(revised(4))])
+        #expect(post.state == .available(revised(4)))
+        #expect(plain.state == .available(revised(4)))
+    }
+
     @Test func withoutVersionsALatePushReplacesWhatHoldersShow() async throws {
         let transport = ControlledTransport()
         let store = ResourceStore(session: makeTimelessSession(transport))
@@ -191,8 +217,10 @@ private func answer(_ post: RevisedPost) -> HTTPResponse {
         var random = SeededGenerator(state: seed)
         let transport = ControlledTransport()
         let store = ResourceStore(session: makeTimelessSession(transport))
-        let versionedPost = store.resource(RemoteRevisedPost.self, id: "7")
-        let plainPost = store.resource(RemoteUnversionedPost.self, id: "7")
+        // The control's store knows no type of the value with versions: one that knew `RemoteRevisedPost` would
+        // order the changes applied as `RemoteUnversionedPost` by its versions (see the test above).
+        let versionedPost = versioned ? store.resource(RemoteRevisedPost.self, id: "7") : nil
+        let plainPost = versioned ? nil : store.resource(RemoteUnversionedPost.self, id: "7")
         func apply(_ post: RevisedPost) {
             if versioned {
                 store.apply(.updated(post), as: RemoteRevisedPost.self)
@@ -200,7 +228,7 @@ private func answer(_ post: RevisedPost) -> HTTPResponse {
                 store.apply(.updated(post), as: RemoteUnversionedPost.self)
             }
         }
-        func shown() -> Int? { (versioned ? versionedPost.state.value : plainPost.state.value)?.revision }
+        func shown() -> Int? { (versionedPost?.state.value ?? plainPost?.state.value)?.revision }
         var server = 1
         var undelivered: [Int] = []
         var reading: (task: Task<RevisedPost, any Error>, index: Int, revision: Int)?
@@ -217,7 +245,8 @@ private func answer(_ post: RevisedPost) -> HTTPResponse {
                 apply(revised(event))
             case 2 where reading == nil:
                 let task = Task { () throws -> RevisedPost in
-                    versioned ? try await versionedPost.read("7") : try await plainPost.read("7")
+                    if let versionedPost { return try await versionedPost.read("7") }
+                    return try await plainPost!.read("7")
                 }
                 try await transport.waitForRequests(requests + 1)
                 // The server answers as it is when the request reaches it.
