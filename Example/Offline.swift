@@ -43,9 +43,9 @@ func offlineAndPersistence(directory: String) async throws {
     let base = URL(fileURLWithPath: directory)
     let persistence = StorePersistence(
         storage: try FileEntryStorage(directory: base.appendingPathComponent("entries")),
-        outbox: try FileEntryStorage(directory: base.appendingPathComponent("outbox")))
+        outbox: try FileEntryStorage(directory: base.appendingPathComponent("outbox")),
+        queueWhenOffline: [.resources(RemotePost.self)])  // part of configuring the store: never forgotten
     let store = ResourceStore(session: session, persistence: persistence)
-    store.queueWhenOffline(RemotePost.self)
     let feed = FeedService(store: store)
     let waiting = store.outbox?.pending ?? []
     if feed.feed.isRestored {

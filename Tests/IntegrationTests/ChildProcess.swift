@@ -95,11 +95,11 @@ enum ChildProcess {
     static func keepChanges(in directory: URL, seed: UInt64) async throws {
         let persistence = StorePersistence(
             storage: try FileEntryStorage(directory: directory.appendingPathComponent("entries")),
-            outbox: try FileEntryStorage(directory: directory.appendingPathComponent("outbox"), maximumBytes: .max))
+            outbox: try FileEntryStorage(directory: directory.appendingPathComponent("outbox")),
+            queueWhenOffline: [.resources(RemoteNote.self)])
         let store = ResourceStore(
             session: NetworkSession(baseURL: "http://127.0.0.1:9/api", transport: Unreachable()),
             persistence: persistence)
-        store.queueWhenOffline(RemoteNote.self)
         var random = seed
         var counter = 0
         while true {
@@ -168,9 +168,9 @@ enum ChildProcess {
             session: session,
             persistence: StorePersistence(
                 storage: try FileEntryStorage(directory: directory.appendingPathComponent("entries")),
-                outbox: try FileEntryStorage(directory: directory.appendingPathComponent("outbox"), maximumBytes: .max))
+                outbox: try FileEntryStorage(directory: directory.appendingPathComponent("outbox")),
+                queueWhenOffline: [.resources(RemotePBPost.self)])
         )
-        store.queueWhenOffline(RemotePBPost.self)
         return store
     }
 

@@ -180,7 +180,7 @@ struct PersistenceCrashTests {
                 session: NetworkSession(baseURL: "http://127.0.0.1:9"),
                 persistence: StorePersistence(
                     storage: try FileEntryStorage(directory: directory.appendingPathComponent("entries")),
-                    outbox: storage))
+                    outbox: storage, queueWhenOffline: []))
             let pending = try #require(store.outbox).pending
             let ids = pending.map(\.id)
             #expect(Set(ids).count == ids.count, "seed \(seed), round \(round): a change is there twice")

@@ -21,8 +21,8 @@ func replayAfterAnOutage(backend: InMemoryBackend, directory: URL, edited: Post)
         session: NetworkSession(baseURL: "http://backend.test", transport: backend),
         persistence: StorePersistence(
             storage: try FileEntryStorage(directory: directory.appendingPathComponent("entries")),
-            outbox: try FileEntryStorage(directory: directory.appendingPathComponent("outbox"))))
-    store.queueWhenOffline(RemoteStoredPost.self)  // Readable & Updatable, read by the post's id
+            outbox: try FileEntryStorage(directory: directory.appendingPathComponent("outbox")),
+            queueWhenOffline: [.resources(RemoteStoredPost.self)]))  // Readable & Updatable, read by its id
     let post = store.resource(RemoteStoredPost.self, id: "1")
     try await post.read("1")
     backend.isReachable = false

@@ -6,9 +6,9 @@ func makeStore(session: NetworkSession, userID: String, under base: URL) throws 
     let directory = base.appendingPathComponent("store/\(userID)")  // one directory per user
     let persistence = StorePersistence(
         storage: try FileEntryStorage(directory: directory.appendingPathComponent("entries")),
-        outbox: try FileEntryStorage(directory: directory.appendingPathComponent("outbox")))
+        outbox: try FileEntryStorage(directory: directory.appendingPathComponent("outbox")),
+        queueWhenOffline: [.resources(RemoteEditablePost.self)])  // kept offline: part of the configuration
     let store = ResourceStore(session: session, persistence: persistence)
-    store.queueWhenOffline(RemoteEditablePost.self)  // at every launch, before the first change
     return store
 }
 

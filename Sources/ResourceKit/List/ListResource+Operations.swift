@@ -101,7 +101,7 @@ extension ListResource {
 extension ListResource where Remote: Creatable, Remote.Value == Remote.Item {
     /// Creates an item on the server and appends it to the list (or replaces the item with its id).
     ///
-    /// A create the store's ``Outbox`` keeps (``ResourceStore/queueWhenOffline(list:)``, the server
+    /// A create the store's ``Outbox`` keeps (``OfflineQueueing/list(_:)``, the server
     /// unreachable) throws ``NetworkError/queued(_:)``; it shows once it lands (see ``create(_:optimistic:)``
     /// to show it meanwhile).
     /// - Parameter request: What to create.
@@ -168,7 +168,7 @@ extension ListResource where Remote: Updatable, Remote.Value == Remote.Item {
     /// The list, and in a ``ResourceStore`` every live resource and list holding the item, show `optimistic`
     /// until the server answers; then its answer. A failed or cancelled update removes the optimistic value
     /// (and only it: a later optimistic change of the same item still shows), leaving every holder as it
-    /// would be without it. An update the store's ``Outbox`` keeps (``ResourceStore/queueWhenOffline(list:)``,
+    /// would be without it. An update the store's ``Outbox`` keeps (``OfflineQueueing/list(_:)``,
     /// the server unreachable) throws ``NetworkError/queued(_:)`` and stays shown until it is sent.
     /// - Parameters:
     ///   - request: The update.

@@ -7,9 +7,9 @@ import Synchronization
 /// ```swift
 /// let persistence = StorePersistence(
 ///     storage: try FileEntryStorage(directory: base.appendingPathComponent("entries")),
-///     outbox: try FileEntryStorage(directory: base.appendingPathComponent("outbox")))
+///     outbox: try FileEntryStorage(directory: base.appendingPathComponent("outbox")),
+///     queueWhenOffline: [.resources(RemotePost.self)])
 /// let store = ResourceStore(session: session, persistence: persistence)
-/// store.queueWhenOffline(RemotePost.self)            // at every launch, before the first change
 ///
 /// do {  // RemotePost: Readable & Updatable, read by the post's id
 ///     try await store.resource(RemotePost.self, id: id).update(edited, optimistic: edited)
@@ -20,14 +20,14 @@ import Synchronization
 /// await store.outbox?.replay()
 /// ```
 ///
-/// - **What is kept.** An update or delete through a store's resource of a type given to
-///   ``ResourceStore/queueWhenOffline(_:)``, or a create, update or delete through a store's list of a type
-///   given to ``ResourceStore/queueWhenOffline(list:)``, that fails because the server cannot be reached
+/// - **What is kept.** An update or delete through a store's resource of a type its persistence lists as
+///   ``OfflineQueueing/resources(_:)``, or a create, update or delete through a store's list of a type it lists
+///   as ``OfflineQueueing/list(_:)``, that fails because the server cannot be reached
 ///   (``NetworkError/isUnreachable``), and every later change of an item that still has one kept. The call
 ///   throws ``NetworkError/queued(_:)`` once the change is stored durably; from then on it survives a crash.
 /// - **Shown everywhere.** Every resource and list holding the item shows the change (an update's optimistic
 ///   value, a deletion's absence) over the server's value until it lands or is rolled back, in objects made
-///   later too, and after a restart once the type is given again. A kept create shows its placeholder
+///   later too, and after a restart in a store that lists the type again. A kept create shows its placeholder
 ///   (``ListResource/create(_:optimistic:)``) where the lists place created items, or nowhere without one.
 /// - **Replay.** ``replay()`` sends the kept changes in the order they were made, one at a time, each with
 ///   its ``PendingChange/id`` as `Idempotency-Key` (the key its first attempt was sent with). A change that
@@ -167,7 +167,7 @@ public final class Outbox: Sendable {
     /// and ``lastError`` afterwards. A call while a replay runs waits for it (which also sends the changes kept
     /// meanwhile). A caller whose task is cancelled returns at once; the replay goes on for the others, and
     /// stops (after the change being sent, if any) when the last caller waiting is cancelled. Changes of types
-    /// not given to `queueWhenOffline` in this run are neither sent nor shown: they wait for a run that gives
+    /// not in the store's `queueWhenOffline` in this run are neither sent nor shown: they wait for a run that gives
     /// them.
     public func replay() async {
         let caller = state.withLock { state -> UInt64 in

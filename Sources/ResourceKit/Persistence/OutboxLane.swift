@@ -1,6 +1,6 @@
 import Foundation
 
-/// What the outbox does with the changes of one `Remote` type: made by ``ResourceStore/queueWhenOffline(_:)``,
+/// What the outbox does with the changes of one `Remote` type: made by ``OfflineQueueing/resources(_:)``,
 /// where the types are known.
 protocol OutboxLane: Sendable {
     /// The type's ``Readable/persistenceName``: what names it in a stored change.
@@ -175,26 +175,38 @@ struct ItemsOf<Item: Sendable>: RemoteResource {
     typealias Value = Item
 }
 
-extension ResourceStore {
-    /// Keeps the updates and deletes of `type` that fail because the server is unreachable in the store's
-    /// ``outbox``, instead of failing them: see ``Outbox``. Call it at every launch, before the first change;
-    /// it also shows the changes of `type` kept by an earlier run in every holder. Without an outbox (see
-    /// ``StorePersistence/init(storage:outbox:writeDelay:now:)``) it does nothing.
+/// A type whose changes a store's ``Outbox`` keeps when the server is unreachable: what
+/// ``StorePersistence/init(storage:outbox:queueWhenOffline:writeDelay:now:)`` takes, so that every launch that
+/// configures the store configures its outbox too.
+///
+/// ```swift
+/// let persistence = StorePersistence(
+///     storage: try FileEntryStorage(directory: base.appendingPathComponent("entries")),
+///     outbox: try FileEntryStorage(directory: base.appendingPathComponent("outbox")),
+///     queueWhenOffline: [.resources(RemotePost.self), .list(RemoteFeed.self)])
+/// ```
+public struct OfflineQueueing: Sendable {
+    let lane: @Sendable () -> any OutboxLane
+
+    /// Keeps the updates and deletes made through the store's resources of `type` that fail because the
+    /// server is unreachable, instead of failing them, and shows the changes of `type` kept by an earlier run
+    /// in every holder: see ``Outbox``.
     /// - Parameter type: The remote type; its value and id must be `Codable`, to be kept on disk.
-    public func queueWhenOffline<Remote: Readable>(_ type: Remote.Type)
+    /// - Returns: The configuration.
+    public static func resources<Remote: Readable>(_ type: Remote.Type) -> OfflineQueueing
     where Remote.Value: Identifiable & Codable, Remote.Value.ID: Codable & Sendable {
-        outbox?.register(ItemOutboxLane(resources: Remote.self))
+        OfflineQueueing { ItemOutboxLane(resources: Remote.self) }
     }
 
-    /// Keeps the creates, the optimistic updates and the deletes made through the store's lists of `type` that
-    /// fail because the server is unreachable in the ``outbox``, as ``queueWhenOffline(_:)`` does for
-    /// resources: see ``Outbox``. An update without an `optimistic` item is not kept (the list cannot tell which
-    /// item it changes). A kept create shows its placeholder (``ListResource/create(_:optimistic:)``) where the
-    /// lists place created items, or nowhere without one; when it lands, the lists place the server's item as
-    /// they place any create.
+    /// Keeps the creates, the optimistic updates and the deletes made through the store's lists of `type`
+    /// that fail because the server is unreachable, as ``resources(_:)`` does for resources. An update
+    /// without an `optimistic` item is not kept (the list cannot tell which item it changes). A kept create
+    /// shows its placeholder (``ListResource/create(_:optimistic:)``) where the lists place created items, or
+    /// nowhere without one; when it lands, the lists place the server's item as they place any create.
     /// - Parameter type: The remote list type; its items and their ids must be `Codable`.
-    public func queueWhenOffline<Remote: Listable>(list type: Remote.Type)
+    /// - Returns: The configuration.
+    public static func list<Remote: Listable>(_ type: Remote.Type) -> OfflineQueueing
     where Remote.Item: Codable, Remote.Item.ID: Codable {
-        outbox?.register(ItemOutboxLane(lists: Remote.self))
+        OfflineQueueing { ItemOutboxLane(lists: Remote.self) }
     }
 }

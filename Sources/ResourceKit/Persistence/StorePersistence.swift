@@ -48,7 +48,7 @@ public final class StorePersistence: Sendable {
         storage: any EntryStorage, writeDelay: Duration = .milliseconds(100),
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
-        self.init(storage: storage, outbox: nil, writeDelay: writeDelay, now: now)
+        self.init(storage: storage, outbox: nil, queueing: [], writeDelay: writeDelay, now: now)
     }
 
     /// Creates the persistence of a store with an offline outbox: see ``Outbox``.
@@ -56,21 +56,33 @@ public final class StorePersistence: Sendable {
     ///   - storage: Where the entries live.
     ///   - outbox: Where the changes made while the server is unreachable are kept until they reach it: its own
     ///     storage (a ``FileEntryStorage`` of another directory, which from then on never evicts, whatever
-    ///     its `maximumBytes`; your own storage must not evict either); `nil` keeps none.
+    ///     its `maximumBytes`; your own storage must not evict either).
+    ///   - queueWhenOffline: The types whose changes the outbox keeps; a change of any other type fails as it
+    ///     would without an outbox, and the kept changes of a type not given are neither shown nor sent.
     ///   - writeDelay: How long changes gather before they are written (see ``init(storage:writeDelay:now:)``).
     ///   - now: The wall clock that dates each value.
-    public init(
-        storage: any EntryStorage, outbox: (any EntryStorage)?, writeDelay: Duration = .milliseconds(100),
-        now: @escaping @Sendable () -> Date = { Date() }
+    public convenience init(
+        storage: any EntryStorage, outbox: any EntryStorage, queueWhenOffline: [OfflineQueueing],
+        writeDelay: Duration = .milliseconds(100), now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.init(storage: storage, outbox: outbox, queueing: queueWhenOffline, writeDelay: writeDelay, now: now)
+    }
+
+    private init(
+        storage: any EntryStorage, outbox: (any EntryStorage)?, queueing: [OfflineQueueing], writeDelay: Duration,
+        now: @escaping @Sendable () -> Date
     ) {
         self.storage = storage
         self.outboxStorage = outbox
+        self.queueing = queueing
         self.writeDelay = min(max(writeDelay, .zero), .seconds(60))
         self.now = now
     }
 
     /// Where the outbox keeps its changes, if the store has one.
     public let outboxStorage: (any EntryStorage)?
+    /// The types whose changes the outbox keeps.
+    let queueing: [OfflineQueueing]
 
     /// The error of the last background write, if it failed; the entries of a failed batch stay queued and
     /// are written with the next change or ``flush()``. `nil` again once a write succeeds.

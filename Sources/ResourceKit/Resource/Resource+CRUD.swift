@@ -120,7 +120,7 @@ extension Resource where Remote: Updatable {
     /// `optimistic` from this call on. When the server answers, they show its answer; when the update fails
     /// or is cancelled, the optimistic value goes away and each shows what it would show without it: the
     /// value before, or the next optimistic change still pending. Only this resource shows the failure. In a
-    /// store that keeps this type's changes offline (``ResourceStore/queueWhenOffline(_:)``), an update the
+    /// store that keeps this type's changes offline (``OfflineQueueing/resources(_:)``), an update the
     /// server cannot be reached for throws ``NetworkError/queued(_:)`` instead, and `optimistic` stays shown
     /// until the ``Outbox`` sends it.
     /// - Parameters:

@@ -42,7 +42,7 @@ struct OutboxLink: Sendable {
             if let item = link.item, link.outbox.holdsChanges(of: item) {
                 throw .invalidRequest(
                     "an earlier change of this item waits in the outbox, and changes of this type are not kept "
-                        + "(queueWhenOffline): sent now, this one would reach the server before it")
+                        + "(the store's queueWhenOffline): sent now, this one would reach the server before it")
             }
             return try await send(endpoint)
         }

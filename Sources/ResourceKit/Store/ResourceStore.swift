@@ -28,7 +28,7 @@ public final class ResourceStore: Sendable {
     /// Where the store keeps values between runs, if anywhere: see ``StorePersistence``.
     public let persistence: StorePersistence?
     /// The changes made while the server was unreachable, kept until they reach it: present when the
-    /// ``persistence`` has an outbox storage. See ``Outbox`` and ``queueWhenOffline(_:)``.
+    /// ``persistence`` has an outbox storage. See ``Outbox`` and ``OfflineQueueing``.
     public let outbox: Outbox?
 
     private let registry: Locked<StoreRegistry>
@@ -59,6 +59,8 @@ public final class ResourceStore: Sendable {
         outbox = persistence?.outboxStorage.map { Outbox(storage: $0) }
         registry = Locked(StoreRegistry(cache: LRUCache(capacity: max(0, capacity))))
         outbox?.attach(self)
+        // Before anything can change: the kept changes of these types show from the store's first holder on.
+        for queueing in persistence?.queueing ?? [] { outbox?.register(queueing.lane()) }
     }
 
     /// The number of live resources and lists in the store.

@@ -10,8 +10,7 @@ extension OutboxTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         var ids: [String] = []
         do {
-            let store = try launch(registers: false)
-            store.queueWhenOffline(list: RemoteFeed.self)
+            let store = try launch(queueing: [.list(RemoteFeed.self)])
             let feed = store.list(RemoteFeed.self, request: "all")
             let post = store.resource(RemotePost.self, id: "42")
             _ = try await feed.loadFirstPage()
@@ -38,8 +37,7 @@ extension OutboxTests {
                 ])
             await store.persistence?.flush()
         }
-        let store = try launch(registers: false)
-        store.queueWhenOffline(list: RemoteFeed.self)
+        let store = try launch(queueing: [.list(RemoteFeed.self)])
         let feed = store.list(RemoteFeed.self, request: "all")
         #expect(store.outbox?.pending.map(\.id) == ids)
         #expect(feed.items.first?.title == "Edited in the list")
@@ -62,10 +60,10 @@ extension OutboxTests {
         func launchStrict() throws -> ResourceStore {
             let persistence = StorePersistence(
                 storage: try FileEntryStorage(directory: directory.appendingPathComponent("entries")),
-                outbox: try FileEntryStorage(directory: directory.appendingPathComponent("outbox"), maximumBytes: .max))
+                outbox: try FileEntryStorage(directory: directory.appendingPathComponent("outbox")),
+                queueWhenOffline: [.list(RemoteFeed.self)])
             let session = NetworkSession(baseURL: "http://test.local/api", transport: strict, timeLimit: nil)
             let store = ResourceStore(session: session, persistence: persistence)
-            store.queueWhenOffline(list: RemoteFeed.self)
             return store
         }
         var ids: [String] = []
@@ -115,8 +113,7 @@ extension OutboxTests {
         let draft = Post(id: "draft-1", title: "Written on the train")
         let id: String
         do {
-            let store = try launch(registers: false)
-            store.queueWhenOffline(list: RemoteFeed.self)
+            let store = try launch(queueing: [.list(RemoteFeed.self)])
             let all = store.list(RemoteFeed.self, request: "all")
             let latest = store.list(RemoteFeed.self, request: "latest")
             _ = try await all.loadFirstPage()
@@ -133,8 +130,7 @@ extension OutboxTests {
             await store.persistence?.flush()
         }
         // The next launch: the lists start from disk and show the kept create before any request.
-        let store = try launch(registers: false)
-        store.queueWhenOffline(list: RemoteFeed.self)
+        let store = try launch(queueing: [.list(RemoteFeed.self)])
         let latest = store.list(RemoteFeed.self, request: "latest")
         let oldest = store.list(RemoteFeed.self, request: "oldest")
         let all = store.list(RemoteFeed.self, request: "all")
@@ -160,8 +156,7 @@ extension OutboxTests {
     /// list's type places created items: while it is tried, once it is kept, and when the server's item lands.
     @Test func aKeptCreatesPlaceholderNeverMovesInTheListThatMadeIt() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try launch(registers: false)
-        store.queueWhenOffline(list: RemoteFeed.self)
+        let store = try launch(queueing: [.list(RemoteFeed.self)])
         // "latest" places posts created elsewhere at its start.
         let latest = store.list(RemoteFeed.self, request: "latest")
         _ = try await latest.loadFirstPage()
@@ -190,8 +185,7 @@ extension OutboxTests {
 
     @Test func aKeptCreateLandingInTheSameRunTakesItsPlaceholdersPlaceInTheListThatMadeIt() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try launch(registers: false)
-        store.queueWhenOffline(list: RemoteFeed.self)
+        let store = try launch(queueing: [.list(RemoteFeed.self)])
         // "all" places no item created elsewhere: only its own create puts the placeholder, and the answer, there.
         let all = store.list(RemoteFeed.self, request: "all")
         _ = try await all.loadFirstPage()
@@ -216,8 +210,7 @@ extension OutboxTests {
 
     @Test func aRefusedKeptCreateLeavesEveryList() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try launch(registers: false)
-        store.queueWhenOffline(list: RemoteFeed.self)
+        let store = try launch(queueing: [.list(RemoteFeed.self)])
         let failures = try #require(store.outbox).failures()
         let latest = store.list(RemoteFeed.self, request: "latest")
         _ = try await latest.loadFirstPage()
@@ -244,8 +237,7 @@ extension OutboxTests {
         let storage = FlakyRemovals(
             try FileEntryStorage(directory: directory.appendingPathComponent("outbox"), maximumBytes: .max))
         do {
-            let store = try launch(outbox: storage, registers: false)
-            store.queueWhenOffline(list: RemoteFeed.self)
+            let store = try launch(outbox: storage, queueing: [.list(RemoteFeed.self)])
             let feed = store.list(RemoteFeed.self, request: "latest")
             backend.isReachable = false
             _ = try await expectQueued { () async throws(NetworkError) in
@@ -257,8 +249,7 @@ extension OutboxTests {
             #expect(store.outbox?.lastError?.code == .file)
         }
         storage.failsRemovals.withLock { $0 = false }
-        let store = try launch(outbox: storage, registers: false)
-        store.queueWhenOffline(list: RemoteFeed.self)
+        let store = try launch(outbox: storage, queueing: [.list(RemoteFeed.self)])
         #expect(store.outbox?.pending.map(\.kind) == [.create])
         await store.outbox?.replay()
         #expect(store.outbox?.pending.isEmpty == true)

@@ -105,12 +105,10 @@ import Testing
         func launch() throws -> ResourceStore {
             let persistence = StorePersistence(
                 storage: try FileEntryStorage(directory: directory.appendingPathComponent("entries")),
-                outbox: try FileEntryStorage(directory: directory.appendingPathComponent("outbox"), maximumBytes: .max),
-                writeDelay: .zero)
+                outbox: try FileEntryStorage(directory: directory.appendingPathComponent("outbox")),
+                queueWhenOffline: [.resources(RemotePost.self), .list(RemoteFeed.self)], writeDelay: .zero)
             let session = NetworkSession(baseURL: "http://test.local/api", transport: backend, timeLimit: nil)
             let store = ResourceStore(session: session, persistence: persistence)
-            store.queueWhenOffline(RemotePost.self)
-            store.queueWhenOffline(list: RemoteFeed.self)
             return store
         }
         var store = try launch()

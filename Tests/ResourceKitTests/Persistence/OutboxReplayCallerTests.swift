@@ -162,12 +162,11 @@ extension OutboxTests {
             directory: directory.appendingPathComponent("outbox"), maximumBytes: .max)
         let persistence = StorePersistence(
             storage: try FileEntryStorage(directory: directory.appendingPathComponent("entries")),
-            outbox: outboxStorage, writeDelay: .milliseconds(100))
+            outbox: outboxStorage, queueWhenOffline: [.resources(RemotePost.self)], writeDelay: .milliseconds(100))
         let session = NetworkSession(
             baseURL: "http://test.local/api", transport: backend,
             adapters: [BearerTokenAdapter(token: "session-secret-token")], timeLimit: nil)
         let store = ResourceStore(session: session, persistence: persistence)
-        store.queueWhenOffline(RemotePost.self)
         let post = store.resource(RemotePost.self, id: "42")
         try await post.read("42")
         let (_, id) = try await keepOffline(post, Post(id: "42", title: "Edited"))

@@ -65,7 +65,7 @@ extension OutboxTests {
 
     @Test func withoutQueueWhenOfflineAChangeFailsAndRollsBackAsBefore() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try launch(registers: false)
+        let store = try launch(queueing: [])
         let post = store.resource(RemotePost.self, id: "42")
         try await post.read("42")
         backend.isReachable = false
@@ -78,9 +78,14 @@ extension OutboxTests {
         }
         #expect(post.state.value == Post(id: "42", title: "Hello"))
         #expect(store.outbox?.pending.isEmpty == true)
-        // A refusal while online is not kept either: only an unreachable server is.
-        backend.isReachable = true
-        store.queueWhenOffline(RemotePost.self)
+    }
+
+    @Test func aRefusalWhileOnlineIsNotKeptOnlyAnUnreachableServerIs() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try launch()
+        let post = store.resource(RemotePost.self, id: "42")
+        try await post.read("42")
+        let edited = Post(id: "42", title: "Refused")
         backend.failNext(1, status: 422)
         await #expect(throws: NetworkError.self) { try await post.update(edited, optimistic: edited) }
         #expect(store.outbox?.pending.isEmpty == true)

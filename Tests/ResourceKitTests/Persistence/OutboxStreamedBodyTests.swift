@@ -33,10 +33,10 @@ struct RemotePhotoPost: Readable, Updatable {
         try backend.seed([Post(id: "42", title: "Hello")], into: "posts")
         let persistence = StorePersistence(
             storage: try FileEntryStorage(directory: directory.appendingPathComponent("entries")),
-            outbox: try FileEntryStorage(directory: directory.appendingPathComponent("outbox"), maximumBytes: .max))
+            outbox: try FileEntryStorage(directory: directory.appendingPathComponent("outbox")),
+            queueWhenOffline: [.resources(RemotePhotoPost.self)])
         let store = ResourceStore(
             session: NetworkSession(baseURL: "http://test.local/api", transport: backend), persistence: persistence)
-        store.queueWhenOffline(RemotePhotoPost.self)
         let post = store.resource(RemotePhotoPost.self, id: "42")
         try await post.read("42")
         backend.isReachable = false

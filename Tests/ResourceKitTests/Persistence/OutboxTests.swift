@@ -45,18 +45,17 @@ final class FlakyRemovals: EntryStorage {
 
     /// A store as one run of the app makes it: a new session, the same directories, `RemotePost` kept offline.
     func launch(
-        outbox: (any EntryStorage)? = nil, registers: Bool = true, writeDelay: Duration = .milliseconds(100),
+        outbox: (any EntryStorage)? = nil, queueing: [OfflineQueueing] = [.resources(RemotePost.self)],
+        writeDelay: Duration = .milliseconds(100),
         transport: (any HTTPTransport)? = nil
     ) throws -> ResourceStore {
         let persistence = StorePersistence(
             storage: try FileEntryStorage(directory: directory.appendingPathComponent("entries")),
-            outbox: try outbox
-                ?? FileEntryStorage(directory: directory.appendingPathComponent("outbox"), maximumBytes: .max),
-            writeDelay: writeDelay)
+            outbox: try outbox ?? FileEntryStorage(directory: directory.appendingPathComponent("outbox")),
+            queueWhenOffline: queueing, writeDelay: writeDelay)
         let session = NetworkSession(
             baseURL: "http://test.local/api", transport: transport ?? backend, timeLimit: nil)
         let store = ResourceStore(session: session, persistence: persistence)
-        if registers { store.queueWhenOffline(RemotePost.self) }
         return store
     }
 

@@ -30,8 +30,10 @@ func toyCodec(key: UInt8) -> EntryCodec {
             try FileEntryStorage(directory: directory.appendingPathComponent("outbox"), maximumBytes: .max),
             codec: toyCodec(key: key))
         let session = NetworkSession(baseURL: "http://test.local/api", transport: backend, timeLimit: nil)
-        let store = ResourceStore(session: session, persistence: StorePersistence(storage: entries, outbox: outbox))
-        store.queueWhenOffline(RemotePost.self)
+        let store = ResourceStore(
+            session: session,
+            persistence: StorePersistence(
+                storage: entries, outbox: outbox, queueWhenOffline: [.resources(RemotePost.self)]))
         return (store, entries)
     }
 
