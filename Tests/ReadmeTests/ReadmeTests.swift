@@ -44,6 +44,15 @@ import Testing
         #expect(try Self.documents.map(Self.swiftBlocks).joined().count >= 30)
     }
 
+    /// The README introduces; the articles document. Its length has a budget, as the public surface does: 300
+    /// lines, which a change may not pass without moving what it adds to the article it belongs to.
+    @Test func theReadmeStaysWithinItsBudget() throws {
+        let text = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).count - (text.hasSuffix("\n") ? 1 : 0)
+        #expect(lines <= 300, "README.md has \(lines) lines; its budget is 300")
+        #expect(lines > 50, "README.md has \(lines) lines: is it the README?")
+    }
+
     @Test(arguments: documents) func everyCodeBlockIsCompiled(_ document: String) throws {
         for block in try Self.swiftBlocks(of: document) {
             #expect(
