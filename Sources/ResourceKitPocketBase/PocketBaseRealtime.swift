@@ -27,7 +27,8 @@ public import ResourceKit
 ///   the server's list and view rules decide what arrives: PocketBase checks the subscriber's rights per
 ///   record.
 /// - Changes: `create`, `update` and `delete` events go to `ResourceStore/apply(_:as:)`, ordered by the
-///   type's `RemoteResource/version(of:)` if it has one (return PocketBase's `updated` field). An event whose
+///   versions (`RemoteResource/version(of:)`; return PocketBase's `updated` field) of the type, or of another
+///   type of the same value the store knows. An event whose
 ///   record does not decode as the type's value is skipped.
 /// - Gaps: PocketBase does not replay what a client missed, so after each reconnection (once the new
 ///   subscriptions are posted) the store revalidates, once, the observed holders of every followed type.
