@@ -90,22 +90,26 @@ extension InMemoryBackend {
             return Self.error(404, "The requested resource wasn't found.")
         }
         guard state.collections[name] != nil else { return Self.error(404, "Missing collection context.") }
+        if let id, [.patch, .put, .delete].contains(request.method),
+            let refusal = refusal(of: request, to: name, id: id, in: state)
+        {
+            return refusal
+        }
         switch (request.method, id) {
         case (.get, nil): return list(name, query: request.query, url: request.url, in: state)
         case (.post, nil): return write(request, to: name, id: nil, replace: false, in: &state)
         case (.get, let id?):
-            guard let record = state.collections[name]?.records[id] else { return Self.notFound() }
-            var response = Self.json(200, JSONValue.object(Self.withSystemFields(record, name)))
-            let tag = Self.entityTag(of: response.body)
-            let modified = Self.firstModification + (state.collections[name]?.revisions[id] ?? 0)
-            let validators: HTTPHeaders = [
-                "ETag": tag, "Last-Modified": HTTPDate.string(fromSecondsSince1970: modified),
-            ]
-            response.headers = response.headers.merging(validators)
-            if honouringConditions, Self.isNotModified(request.recorded.headers, tag: tag, modified: modified) {
-                return HTTPResponse(statusCode: 304, headers: validators)
+            guard let current = current(name, id, in: state) else { return Self.notFound() }
+            if honouringConditions,
+                Self.isNotModified(request.recorded.headers, tag: current.tag, modified: current.modified)
+            {
+                return HTTPResponse(
+                    statusCode: 304,
+                    headers: [
+                        "ETag": current.tag, "Last-Modified": HTTPDate.string(fromSecondsSince1970: current.modified),
+                    ])
             }
-            return response
+            return current.response
         case (.patch, let id?): return write(request, to: name, id: id, replace: false, in: &state)
         case (.put, let id?): return write(request, to: name, id: id, replace: true, in: &state)
         case (.delete, let id?):
@@ -123,6 +127,57 @@ extension InMemoryBackend {
             return HTTPResponse(statusCode: 204)
         default:
             return Self.error(405, "Method not allowed.")
+        }
+    }
+
+    /// A record as a `GET` answers it, with its `ETag` and `Last-Modified`, and those two; `nil` when there is none.
+    private func current(_ name: String, _ id: String, in state: State)
+        -> (response: HTTPResponse, tag: String, modified: Int64)?
+    {
+        guard let record = state.collections[name]?.records[id] else { return nil }
+        var response = Self.json(200, JSONValue.object(Self.withSystemFields(record, name)))
+        let tag = Self.entityTag(of: response.body)
+        let modified = Self.firstModification + (state.collections[name]?.revisions[id] ?? 0)
+        response.headers = response.headers.merging([
+            "ETag": tag, "Last-Modified": HTTPDate.string(fromSecondsSince1970: modified),
+        ])
+        return (response, tag, modified)
+    }
+
+    /// Why a write to a record is refused before it is applied: `428` when the backend requires preconditions
+    /// and the request has none; `412`, with the current record (or an error body when there is none), when its
+    /// `If-Match` matches no current tag, or, without `If-Match`, its `If-Unmodified-Since` is a valid date
+    /// earlier than the record's (RFC 9110 §13.2.2, steps 1 and 2). `nil` to go on.
+    private func refusal(of request: ParsedRequest, to name: String, id: String, in state: State) -> HTTPResponse? {
+        let headers = request.recorded.headers
+        let ifMatch = headers["If-Match"]
+        let ifUnmodifiedSince = headers["If-Unmodified-Since"]
+        if state.requiresPreconditions, ifMatch == nil, ifUnmodifiedSince == nil {
+            return Self.error(428, "This request must be conditional: send If-Match or If-Unmodified-Since.")
+        }
+        let current = current(name, id, in: state)
+        func conflict() -> HTTPResponse {
+            guard var response = current?.response else {
+                return Self.error(412, "The record the request is conditional on no longer exists.")
+            }
+            response.statusCode = 412
+            return response
+        }
+        if let ifMatch {
+            guard let current, Self.strongCondition(ifMatch, matches: current.tag) else { return conflict() }
+        } else if let ifUnmodifiedSince, let since = HTTPDate.seconds(from: ifUnmodifiedSince), let current {
+            // A date that is not one HTTP-date is ignored (§13.1.4), as is the header for a record that is gone.
+            if current.modified > since { return conflict() }
+        }
+        return nil
+    }
+
+    /// Whether an `If-Match` value (`*`, or tags separated by commas) matches `tag` by strong comparison
+    /// (RFC 9110 §8.8.3.2): a weak tag matches nothing.
+    static func strongCondition(_ value: String, matches tag: String) -> Bool {
+        value.split(separator: ",").contains { candidate in
+            let trimmed = candidate.trimmingCharacters(in: .whitespaces)
+            return trimmed == "*" || trimmed == tag
         }
     }
 
@@ -284,7 +339,8 @@ extension InMemoryBackend {
             state.realtimeOutbox.append(
                 RealtimeChange(collection: name, id: stored, action: id == nil ? "create" : "update", record: answer))
         }
-        return Self.json(200, .object(answer))
+        // With the validators a `GET` of the record now gives, so that the writer's next write can be conditional.
+        return current(name, stored, in: state)?.response ?? Self.json(200, .object(answer))
     }
 
     private func records(_ ids: some Sequence<String>, of collection: Collection, named name: String) -> [JSONValue] {

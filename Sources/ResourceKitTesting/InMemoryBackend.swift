@@ -22,6 +22,13 @@ public import ResourceKit
 ///   request without `If-None-Match` (which takes precedence, RFC 9110 §13.2.2), to an `If-Modified-Since` no
 ///   earlier than the record's date. An `If-Modified-Since` that is not one HTTP-date (IMF-fixdate, RFC 850 or
 ///   asctime) is ignored. (PocketBase sends neither; a resource then simply reads in full.)
+/// - A `PATCH`, `PUT` or `DELETE` of a record honours preconditions (RFC 9110 §13.2.2): an `If-Match` that
+///   names none of the record's current tag (`*` names any; a weak tag never matches), or, without `If-Match`,
+///   an `If-Unmodified-Since` earlier than the record's date, is answered `412 Precondition Failed` with the
+///   current record, its `ETag` and `Last-Modified` (an error body when the record is gone), and changes
+///   nothing. With ``requiresPreconditions``, a write with neither header is answered `428`. Every `200` to a
+///   write carries the record's new `ETag` and `Last-Modified`. (PocketBase honours no preconditions: it
+///   applies the write.)
 /// - Missing required fields answer `400` with PocketBase's field errors; unknown records `404`.
 ///
 /// The backend has no clock, so `Last-Modified` counts writes: the record written n-th (seeded, created or
@@ -109,6 +116,7 @@ public final class InMemoryBackend: HTTPTransport {
         var realtimeOutbox: [RealtimeChange] = []
         /// Whether requests reach the backend at all.
         var isReachable = true
+        var requiresPreconditions = false
         /// The first answer to each `Idempotency-Key` of a write, given again to a repeated request.
         var idempotentAnswers: [String: HTTPResponse] = [:]
         var idempotentRepeatCount = 0
@@ -261,6 +269,14 @@ public final class InMemoryBackend: HTTPTransport {
     public var isReachable: Bool {
         get { state.withLock { $0.isReachable } }
         set { state.withLock { $0.isReachable = newValue } }
+    }
+
+    /// Whether a `PATCH`, `PUT` or `DELETE` of a record must carry `If-Match` or `If-Unmodified-Since`: while
+    /// `true`, one with neither is answered `428 Precondition Required` (RFC 6585) and changes nothing. `false`
+    /// by default. Preconditions are honoured either way: see the type's description.
+    public var requiresPreconditions: Bool {
+        get { state.withLock { $0.requiresPreconditions } }
+        set { state.withLock { $0.requiresPreconditions = newValue } }
     }
 
     /// How many writes were answered again from an earlier answer to their `Idempotency-Key`, without being

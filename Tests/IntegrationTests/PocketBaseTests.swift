@@ -25,6 +25,24 @@ struct PocketBaseTests {
         #expect(error?.statusCode == 404)
     }
 
+    /// What the docs say of PocketBase (InMemoryBackend's "Conditional writes", ResourceKitPocketBase): it
+    /// honours no precondition, so a write conditional on a version the record no longer has is applied.
+    @Test func pocketBaseAppliesAWriteWhateverItsPreconditions() async throws {
+        let session = try await PocketBase.authenticated()
+        let post = Resource<RemotePBPost>(session: session)
+        let created = try await post.create(NewPBPost(title: "Preconditions", body: "", userId: 3))
+        var edited = created
+        edited.title = "Applied anyway"
+        let endpoint = RemotePBPost.updateEndpoint(for: edited)
+            .setting(header: "If-Match", to: "\"a-tag-it-never-had\"")
+            .setting(header: "If-Unmodified-Since", to: "Sat, 01 Jan 2000 00:00:00 GMT")
+        let answer = try await session.send(endpoint, as: PBPost.self)
+        #expect(answer.title == "Applied anyway")
+        #expect(
+            try await Resource<RemotePBPost>(session: PocketBase.session()).read(created.id).title == "Applied anyway")
+        try await post.delete()
+    }
+
     @Test func unauthenticatedCreateFailsWithTheServersError() async throws {
         let post = Resource<RemotePBPost>(session: PocketBase.session())
         let error = try #require(
