@@ -92,7 +92,8 @@ private func answer(_ post: RevisedPost) -> HTTPResponse {
         #expect(post.state == .available(revised(2)))
     }
 
-    @Test func withVersionsALatePushNeverReplacesANewerValue() async throws {
+    /// A store whose `RemoteRevisedPost` resource of post 7 shows revision 3, read from the server.
+    func storeShowingRevisionThree() async throws -> (ResourceStore, Resource<RemoteRevisedPost>) {
         let transport = ControlledTransport()
         let store = ResourceStore(session: makeTimelessSession(transport))
         let post = store.resource(RemoteRevisedPost.self, id: "7")
@@ -100,6 +101,11 @@ private func answer(_ post: RevisedPost) -> HTTPResponse {
         try await transport.waitForRequests(1)
         transport.answer(0, .success(answer(revised(3))))
         _ = try await reading.value
+        return (store, post)
+    }
+
+    @Test func withVersionsALatePushNeverReplacesANewerValue() async throws {
+        let (store, post) = try await storeShowingRevisionThree()
         let states = post.recordStates()
         store.apply(.updated(revised(2)), as: RemoteRevisedPost.self)
         #expect(post.state == .available(revised(3)))
@@ -114,16 +120,10 @@ private func answer(_ post: RevisedPost) -> HTTPResponse {
     }
 
     /// A change applied as a type without versions is ordered by the versions of another type of the same value
-    /// the store knows: applying it as `RemoteUnversionedPost` does not turn ordering off for anyone, not for the
-    /// holders of the versioned type, nor of the unversioned one, nor for the remembered value.
+    /// the store knows: applying it as `RemoteUnversionedPost` does not turn ordering off for the holders of the
+    /// versioned type, nor for those of the unversioned one.
     @Test func aPushAsATypeWithoutVersionsIsOrderedByAnotherTypesVersions() async throws {
-        let transport = ControlledTransport()
-        let store = ResourceStore(session: makeTimelessSession(transport))
-        let post = store.resource(RemoteRevisedPost.self, id: "7")
-        let reading = Task { try await post.read("7") }
-        try await transport.waitForRequests(1)
-        transport.answer(0, .success(answer(revised(3))))
-        _ = try await reading.value
+        let (store, post) = try await storeShowingRevisionThree()
         let plain = store.resource(RemoteUnversionedPost.self, id: "7")
         #expect(plain.state == .available(revised(3)))
         let states = post.recordStates()
