@@ -91,10 +91,10 @@ import Testing
         private let lock = NSLock()
         nonisolated(unsafe) private var recorded: [Int] = []
         var statuses: [Int] { lock.withLock { recorded } }
-        func log(_ level: LogLevel, _ event: NetworkLogEvent) {
+        func log(_ level: LogLevel, _ event: DiagnosticEvent) {
             switch event.kind {
-            case .response: lock.withLock { recorded.append(event.status ?? 0) }
-            case .request, .redirect, .retry, .failure: break
+            case .requestFinished: lock.withLock { recorded.append(event.status ?? 0) }
+            case .requestStarted, .redirect, .retry, .requestFailed: break
             default: break
             }
         }
@@ -107,7 +107,9 @@ import Testing
         let session = NetworkSession(baseURL: "http://test.local", transport: stub, logger: recorder)
         try await session.send(Endpoint(.get, "posts"))
         #expect(recorder.statuses == [204])
-        let event = NetworkLogEvent.retry(attempt: 1, url: "u", delay: .seconds(1), error: .timeout)
+        var event = DiagnosticEvent(.retry)
+        event.attempt = 1
+        event.error = .timeout
         #expect(event.kind == .retry && event.attempt == 1 && event.error == .timeout)
         #expect(LogLevel.debug < .info && LogLevel.info < .error)
     }

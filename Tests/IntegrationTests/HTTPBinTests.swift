@@ -18,10 +18,11 @@ enum HTTPBin {
     static func session(
         adapters: [any RequestAdapting] = [BearerTokenAdapter(token: "t0ken")],
         retry: RetryPolicy = .never,
-        logger: any NetworkLogging = SilentLogger()
+        logger: any NetworkLogging = SilentLogger(),
+        wrap: (any HTTPTransport) -> any HTTPTransport = { $0 }
     ) -> NetworkSession {
         NetworkSession(
-            baseURL: url ?? "http://127.0.0.1:1", transport: URLSessionTransport(timeout: .seconds(45)),
+            baseURL: url ?? "http://127.0.0.1:1", transport: wrap(URLSessionTransport(timeout: .seconds(45))),
             adapters: adapters,
             retry: retry, timeLimit: .seconds(20), logger: logger)
     }
@@ -193,18 +194,28 @@ struct HTTPBinTests {
 
 /// Keeps the events a session logs.
 final class EventCollector: NetworkLogging {
-    private let log = Locked<[NetworkLogEvent]>([])
+    private let log = Locked<[DiagnosticEvent]>([])
     var minimumLevel: LogLevel { .debug }
     /// Every event, in order.
-    var events: [NetworkLogEvent] { log.withLock { $0 } }
-    var requests: Int { log.withLock { $0.filter { $0.kind == .request }.count } }
-    /// The status of every response, in order.
+    var events: [DiagnosticEvent] { log.withLock { $0 } }
+    /// How many attempts were sent.
+    var requests: Int { log.withLock { $0.filter { $0.kind == .requestStarted }.count } }
+    /// The status of every attempt that got a response, in order.
     var statuses: [Int] {
-        log.withLock { $0.compactMap { $0.kind == .response ? $0.status : nil } }
+        log.withLock { $0.compactMap { $0.kind == .requestFinished ? $0.status : nil } }
     }
-    /// The headers of every request, in order.
-    var requestHeaders: [HTTPHeaders] {
-        log.withLock { $0.compactMap { $0.kind == .request ? $0.headers : nil } }
+    func log(_ level: LogLevel, _ event: DiagnosticEvent) { log.withLock { $0.append(event) } }
+}
+
+/// Sends through another transport and keeps the headers of every request it sends: events carry none.
+final class HeaderRecordingTransport: HTTPTransport {
+    let base: any HTTPTransport
+    private let log = Locked<[HTTPHeaders]>([])
+    /// The headers of every request sent, in order.
+    var requestHeaders: [HTTPHeaders] { log.withLock { $0 } }
+    init(_ base: any HTTPTransport) { self.base = base }
+    func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
+        log.withLock { $0.append(HTTPHeaders(request.allHTTPHeaderFields ?? [:])) }
+        return try await base.send(request)
     }
-    func log(_ level: LogLevel, _ event: NetworkLogEvent) { log.withLock { $0.append(event) } }
 }

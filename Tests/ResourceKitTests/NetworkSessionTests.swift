@@ -273,36 +273,99 @@ import Testing
     }
 }
 
+/// The logger is a consumer of the diagnostics feed: the same events, built once, each at its level.
 @Suite(.timeLimit(.minutes(1))) struct LoggingTests {
-    final class Collector: NetworkLogging {
-        let events = Locked<[NetworkLogEvent]>([])
-        var minimumLevel: LogLevel { .debug }
-        func log(_ level: LogLevel, _ event: NetworkLogEvent) { events.withLock { $0.append(event) } }
+    let post = Post(id: "1", title: "One")
+
+    /// A redirected read, then a read the server refuses: every kind a request emits, and a resource's states.
+    func exercise(_ session: NetworkSession) async {
+        let resource = Resource<RemotePost>(session: session)
+        _ = try? await resource.read("1")
+        _ = try? await resource.read("2")
     }
 
-    @Test func secretHeadersAreRedacted() async throws {
-        let stub = StubTransport()
-        stub.stub(.get, "/api/me", headers: ["Set-Cookie": "session=secret"], body: Data("{}".utf8))
-        let logger = Collector()
+    func transport() -> ScriptedTransport {
+        ScriptedTransport([
+            .status(302, headers: ["Location": "http://test.local/api/posts/one?token=t0k"]),
+            .status(200, json: json(post)), .status(404),
+        ])
+    }
+
+    @Test func theLoggerReceivesExactlyWhatTheDiagnosticsStreamReceivesInOrder() async throws {
+        let logger = EventCollector()
+        let session = makeSession(transport(), logger: logger)
+        let stream = session.diagnostics()
+        await exercise(session)
+        let streamed = await eventsUntilMarker(stream, session: session)
+        let logged = logger.events.prefix { $0.url?.hasSuffix("/marker") != true }.map { line($0) }
+        #expect(logged == streamed)
+        #expect(
+            logged == [
+                "stateChanged | Resource<RemotePost> | idle → loading",
+                "requestStarted | GET | http://test.local/api/posts/1 | attempt 1",
+                "redirect | GET | http://test.local/api/posts/1 | status 302",
+                "requestFinished | GET | http://test.local/api/posts/1 | attempt 1 | status 200",
+                "stateChanged | Resource<RemotePost> | loading → available",
+                "operationFinished | Resource<RemotePost> | callers 1",
+                "stateChanged | Resource<RemotePost> | available → loading",
+                "requestStarted | GET | http://test.local/api/posts/2 | attempt 1",
+                "requestFinished | GET | http://test.local/api/posts/2 | attempt 1 | status 404",
+                "requestFailed | GET | http://test.local/api/posts/2 | attempt 1 | error httpStatus",
+                "stateChanged | Resource<RemotePost> | loading → failure(httpStatus)",
+                "operationFinished | Resource<RemotePost> | callers 1",
+            ])
+        let redirect = try #require(logger.events.first { $0.kind == .redirect })
+        #expect(redirect.location == "http://test.local/api/posts/one?token=redacted")
+        #expect(!logger.events.map(\.description).joined().contains("t0k"))
+    }
+
+    @Test func eachEventComesAtItsLevel() async throws {
+        let logger = EventCollector()
+        let clock = ManualClock()
         let session = NetworkSession(
-            baseURL: "http://test.local/api", transport: stub, defaultHeaders: ["Cookie": "c=secret"],
+            baseURL: "http://test.local/api", transport: ScriptedTransport([.status(503), .status(503)]),
+            retry: RetryPolicy(maximumAttempts: 2, initialDelay: .seconds(1), jitter: .none), timeLimit: nil,
+            clock: clock, logger: logger)
+        let task = Task { try await session.send(Endpoint(.get, "posts")) }
+        try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.seconds(1)] }
+        clock.advance(by: .seconds(1))
+        await #expect(throws: NetworkError.self) { try await task.value }
+        let kinds = logger.events.map(\.kind)
+        #expect(
+            kinds == [.requestStarted, .requestFinished, .retry, .requestStarted, .requestFinished, .requestFailed])
+        #expect(logger.levels == [.debug, .debug, .info, .debug, .debug, .error])
+    }
+
+    @Test(arguments: [(LogLevel.error, ["requestFailed"]), (.info, ["retry", "requestFailed"])])
+    func aLoggerAboveDebugReceivesOnlyItsLevelsAndNoObjectEvents(level: LogLevel, kinds: [String]) async throws {
+        let logger = EventCollector(minimumLevel: level)
+        let clock = ManualClock()
+        let session = NetworkSession(
+            baseURL: "http://test.local/api", transport: ScriptedTransport([.status(503), .status(503)]),
+            retry: RetryPolicy(maximumAttempts: 2, initialDelay: .seconds(1), jitter: .none), timeLimit: nil,
+            clock: clock, logger: logger)
+        let resource = Resource<RemotePost>(session: session)
+        let task = Task { try await resource.read("1") }
+        try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.seconds(1)] }
+        clock.advance(by: .seconds(1))
+        await #expect(throws: NetworkError.self) { try await task.value }
+        #expect(logger.events.map(\.kind.name) == kinds)
+        #expect(logger.events.allSatisfy { $0.url == "http://test.local/api/posts/1" && $0.error?.statusCode == 503 })
+    }
+
+    @Test func secretsOfTheRequestNeverReachTheLogger() async throws {
+        let stub = StubTransport()
+        stub.stub(.get, "/api/me", status: 500, headers: ["Set-Cookie": "session=secret"], body: Data("{}".utf8))
+        let logger = EventCollector()
+        let session = NetworkSession(
+            baseURL: "http://user:secret@test.local/api", transport: stub, defaultHeaders: ["Cookie": "c=secret"],
             adapters: [BearerTokenAdapter(token: "secret-token")], logger: logger)
-        _ = try await session.data(for: Endpoint(.get, "me", headers: ["Proxy-Authorization": "secret"]))
-        let events = logger.events.withLock { $0 }
-        #expect(events.count == 2)
-        guard let first = events.first, first.kind == .request, let method = first.method,
-            let last = events.last, last.kind == .response, let status = last.status
-        else {
-            Issue.record("expected a request and a response event, got \(events)")
-            return
+        await #expect(throws: NetworkError.self) {
+            try await session.data(for: Endpoint(.get, "me", query: ["api_key": "secret"]))
         }
-        #expect(method == "GET")
-        #expect(status == 200)
-        #expect(first.headers["Authorization"] == "<redacted>")
-        #expect(first.headers["Proxy-Authorization"] == "<redacted>")
-        #expect(first.headers["Cookie"] == "<redacted>")
-        #expect(last.headers["Set-Cookie"] == "<redacted>")
-        #expect(!events.description.contains("secret"))
+        #expect(logger.events.map(\.kind) == [.requestStarted, .requestFinished, .requestFailed])
+        #expect(logger.events.last?.error?.headers?["Set-Cookie"] == "<redacted>")
+        #expect(!logger.events.map(\.description).joined().contains("secret"))
         #expect(stub.requests.first?.value(forHTTPHeaderField: "Authorization") == "Bearer secret-token")
     }
 }

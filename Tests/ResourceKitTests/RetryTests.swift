@@ -56,7 +56,7 @@ import Testing
         }
         #expect(retries.map(\.0) == [1, 2])
         #expect(retries.map(\.1) == [.milliseconds(500), .seconds(1)])
-        #expect(logger.events.filter { $0.kind == .request }.count == 3)
+        #expect(logger.events.filter { $0.kind == .requestStarted }.count == 3)
     }
 
     @Test func givesUpAfterTheLastAttemptWithItsError() async throws {

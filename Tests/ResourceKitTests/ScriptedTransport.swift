@@ -53,10 +53,14 @@ extension ScriptedTransport.Answer {
     }
 }
 
-/// Keeps every log event, in order.
+/// Keeps every event the session logs, in order, and the level of each.
 final class EventCollector: NetworkLogging {
-    private let log = Locked<[NetworkLogEvent]>([])
-    var events: [NetworkLogEvent] { log.withLock { $0 } }
-    var minimumLevel: LogLevel { .debug }
-    func log(_ level: LogLevel, _ event: NetworkLogEvent) { log.withLock { $0.append(event) } }
+    private let log = Locked<[(LogLevel, DiagnosticEvent)]>([])
+    let minimumLevel: LogLevel
+    init(minimumLevel: LogLevel = .debug) { self.minimumLevel = minimumLevel }
+    var events: [DiagnosticEvent] { log.withLock { $0.map(\.1) } }
+    var levels: [LogLevel] { log.withLock { $0.map(\.0) } }
+    /// The events about requests, in order: no state changes of objects.
+    var requestEvents: [DiagnosticEvent] { events.filter { $0.requestID != nil } }
+    func log(_ level: LogLevel, _ event: DiagnosticEvent) { log.withLock { $0.append((level, event)) } }
 }

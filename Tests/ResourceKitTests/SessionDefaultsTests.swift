@@ -45,18 +45,8 @@ import Testing
             try await session.send(Endpoint(.get, "posts", query: ["access_token": "x1", "page": "2"]))
         }
         let expected = "http://redacted@test.local/api/posts?access_token=redacted&page=2"
-        #expect(logger.events.count == 3)
-        for event in logger.events {
-            switch event.kind {
-            case .request:
-                #expect(event.url == expected)
-                #expect(event.headers["Authorization"] == "<redacted>")
-            case .response, .failure:
-                #expect(event.url == expected)
-            default:
-                Issue.record("unexpected event \(event)")
-            }
-        }
+        #expect(logger.events.map(\.kind) == [.requestStarted, .requestFinished, .requestFailed])
+        for event in logger.events { #expect(event.url == expected) }
         #expect(!logger.events.map(\.description).joined().contains("x1"))
         #expect(!logger.events.map(\.description).joined().contains("pw"))
     }

@@ -13,7 +13,7 @@ public struct DiagnosticEvent: Sendable, Equatable, CustomStringConvertible {
 
         private static let names = [
             "requestStarted", "requestFinished", "retry", "credentialRefresh", "stateChanged", "cacheHit", "joined",
-            "operationFinished", "storeNews",
+            "operationFinished", "storeNews", "redirect", "requestFailed",
         ]
 
         /// The kind's stable name.
@@ -63,6 +63,22 @@ public struct DiagnosticEvent: Sendable, Equatable, CustomStringConvertible {
         /// ``object`` (the holder that learnt), ``itemType``, ``itemCount`` and ``receivers`` (how many
         /// other holders heard it).
         @inlinable public static var storeNews: Kind { Kind(8) }
+        /// The session follows a redirect: ``requestID``, ``method``, ``url`` (redirected from), ``status``,
+        /// ``location`` (redirected to).
+        @inlinable public static var redirect: Kind { Kind(9) }
+        /// A request failed for good, after its last attempt: ``requestID``, ``method``, ``url``, ``attempt``
+        /// (the last one) and ``error``, the error its caller gets.
+        @inlinable public static var requestFailed: Kind { Kind(10) }
+
+        /// The level a logger receives the kind at: ``LogLevel/error`` for a failed request,
+        /// ``LogLevel/info`` for a retry or a credential refresh, ``LogLevel/debug`` for everything else.
+        @inlinable package var level: LogLevel {
+            switch rawValue {
+            case 10: .error
+            case 2, 3: .info
+            default: .debug
+            }
+        }
 
         /// The kind's name.
         public var description: String { name }
@@ -100,6 +116,8 @@ public struct DiagnosticEvent: Sendable, Equatable, CustomStringConvertible {
     public var callers: Int?
     /// How many other holders heard store news.
     public var receivers: Int?
+    /// Where a redirect leads, redacted.
+    public var location: String?
     /// The item type of store news.
     public var itemType: String?
     /// How many items store news was about.
@@ -114,6 +132,7 @@ public struct DiagnosticEvent: Sendable, Equatable, CustomStringConvertible {
         var parts = [kind.name]
         if let object { parts.append(object) }
         if let method, let url { parts.append("\(method) \(url)") } else if let url { parts.append(url) }
+        if let location { parts.append("to \(location)") }
         if let attempt { parts.append("attempt \(attempt)") }
         if let status { parts.append("status \(status)\(notModified ? " (not modified)" : "")") }
         if let bytes { parts.append("\(bytes) bytes") }
@@ -163,10 +182,11 @@ extension NetworkSession {
     /// their attempts, retries, credential refreshes, state changes, answers from memory, coalesced callers
     /// and store news (see ``DiagnosticEvent``).
     ///
-    /// Events are redacted like the logs. Every sequence sees every event from the moment it is made, in the
-    /// order the library emitted them. While no sequence exists, no event is built: each place that could
-    /// emit one costs one atomic load. Cancelling the task that iterates it ends it; a sequence and its
-    /// iterator that are gone stop collecting.
+    /// These are the events the session's logger receives (``NetworkLogging``), built and redacted once for
+    /// both by the session's ``LogRedaction``. Every sequence sees every event from the moment it is made, in
+    /// the order the library emitted them. While no sequence exists, no event is built but those the logger
+    /// asks for: each place that could emit one costs one atomic load. Cancelling the task that iterates it
+    /// ends it; a sequence and its iterator that are gone stop collecting.
     /// - Parameter limit: How many unread events the stream keeps; older ones are dropped first.
     /// - Returns: The stream.
     public nonisolated func diagnostics(bufferingNewest limit: Int = 10_000) -> DiagnosticEvents {

@@ -10,6 +10,8 @@ public import Synchronization
     @usableFromInline let url: String?
     @usableFromInline package let object: String?
     @usableFromInline let itemType: String?
+    /// Where a redirect leads, redacted: a redirect's event has a subject of its own.
+    let location: String?
     /// A request's URL as the call gave it, unredacted: what the session compares to reuse the subject.
     let source: URL?
 
@@ -19,7 +21,10 @@ public import Synchronization
         self.init(method: method, url: url, object: object, itemType: itemType, source: nil)
     }
 
-    init(method: String?, url: String?, object: String?, itemType: String?, source: URL?) {
+    init(
+        method: String?, url: String?, object: String?, itemType: String?, source: URL?, location: String? = nil
+    ) {
+        self.location = location
         self.method = method
         self.url = url
         self.object = object
@@ -250,6 +255,7 @@ extension DiagnosticEvent {
         url = subject?.url
         object = subject?.object
         itemType = subject?.itemType
+        location = subject?.location
         attempt = record.attempt
         status = record.status
         bytes = record.bytes

@@ -1,6 +1,7 @@
 public import Synchronization
 
-/// Where a session's diagnostic events go: nowhere, at the cost of one atomic load, until someone listens.
+/// Where a session's diagnostic events go: to the session's logger, at the levels it asks for, and to every
+/// listener; nowhere, at the cost of one atomic load, while no one listens and the logger asks for none.
 ///
 /// Every listener's unread records live here, under one lock: recording an event takes that lock once,
 /// whatever the number of listeners. A consumer takes its records in batches: a waiting consumer is woken
@@ -57,11 +58,23 @@ public import Synchronization
 
     @usableFromInline let listenerCount = Atomic<Int>(0)
     private let state = Locked(State())
+    /// The session's logger: it receives each event as it is emitted, on the emitting thread.
+    private let logger: (any NetworkLogging)?
+    /// The logger's minimum level; `Int.max` without one.
+    @usableFromInline let loggedLevel: Int
 
-    @usableFromInline init() {}
+    @usableFromInline init(logger: (any NetworkLogging)? = nil) {
+        self.logger = logger
+        loggedLevel = logger?.minimumLevel.rawValue ?? .max
+    }
 
-    /// Whether anyone listens: every emitting site checks this before it builds an event.
-    @inlinable package var isActive: Bool { listenerCount.load(ordering: .relaxed) > 0 }
+    /// Whether anyone takes the events of `level`: every emitting site checks this before it builds one.
+    @inlinable package func wants(_ level: LogLevel) -> Bool {
+        level.rawValue >= loggedLevel || listenerCount.load(ordering: .relaxed) > 0
+    }
+
+    /// Whether anyone takes debug events (most kinds): a listener, or a logger at ``LogLevel/debug``.
+    @inlinable package var isActive: Bool { wants(.debug) }
 
     /// Hands the record to every listener. Appended under the lock, so every listener sees events in the
     /// order the library emitted them, from whatever thread.
@@ -76,6 +89,10 @@ public import Synchronization
         record.subjectReference = subject.map(Unmanaged.passUnretained)
         let box = error.map(DiagnosticErrorBox.init)
         record.errorReference = box.map(Unmanaged.passUnretained)
+        let level = record.kind.level
+        // Built while `subject` and `box` hold what the record names.
+        if level.rawValue >= loggedLevel, let logger { logger.log(level, DiagnosticEvent(record)) }
+        guard listenerCount.load(ordering: .relaxed) > 0 else { return }
         let flushes = state.withLock { state -> [UInt64]? in
             // Optional, so that an event that wakes nobody touches no array.
             var flushes: [UInt64]?

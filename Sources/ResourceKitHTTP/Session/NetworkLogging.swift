@@ -47,162 +47,13 @@ public struct LogLevel: Sendable, Hashable, Comparable, Codable, CustomStringCon
     }
 }
 
-/// What the session reports to its logger, already redacted by the session's ``LogRedaction``.
-///
-/// Read ``kind`` to tell events apart, then the properties that kind fills: a later release may add kinds
-/// and properties without breaking a `switch` over ``kind`` that has a `default`.
-///
-/// ```swift
-/// struct Counter: NetworkLogging {
-///     let minimumLevel = LogLevel.debug
-///     func log(_ level: LogLevel, _ event: NetworkLogEvent) {
-///         if event.kind == .response, let status = event.status { record(status, event.duration) }
-///     }
-/// }
-/// ```
-public struct NetworkLogEvent: Sendable, Equatable, CustomStringConvertible {
-    /// Which event this is, in a set that may grow.
-    public struct Kind: Sendable, Hashable, CustomStringConvertible {
-        /// The kind's stable name.
-        public let name: String
-        private init(_ name: String) { self.name = name }
-
-        /// A request is about to be sent (every attempt and every redirect hop): ``method``, ``url``,
-        /// ``headers``.
-        public static let request = Kind("request")
-        /// A response arrived: ``status``, ``url``, ``headers``, ``bodySize``, ``duration``.
-        public static let response = Kind("response")
-        /// The session follows a redirect: ``status``, ``url`` (from), ``location`` (to).
-        public static let redirect = Kind("redirect")
-        /// An attempt failed and the next one starts after ``delay``: ``attempt``, ``url``, ``error``.
-        public static let retry = Kind("retry")
-        /// The request failed: ``url``, ``error``.
-        public static let failure = Kind("failure")
-
-        /// The kind's name.
-        public var description: String { name }
-    }
-
-    /// Which event this is.
-    public let kind: Kind
-    /// The request's method, for ``Kind/request``.
-    public let method: String?
-    /// The request's URL, redacted; for a ``Kind/redirect``, the URL redirected from.
-    public let url: String
-    /// The request's headers (``Kind/request``) or the response's (``Kind/response``), redacted; empty
-    /// otherwise.
-    public let headers: HTTPHeaders
-    /// The response's status code, for ``Kind/response`` and ``Kind/redirect``.
-    public let status: Int?
-    /// The response body's size in bytes, for ``Kind/response``.
-    public let bodySize: Int?
-    /// How long the exchange took, for ``Kind/response``.
-    public let duration: Duration?
-    /// Where a ``Kind/redirect`` leads, redacted.
-    public let location: String?
-    /// The attempt that failed (1 for the first), for ``Kind/retry``.
-    public let attempt: Int?
-    /// How long the session waits before the next attempt, for ``Kind/retry``.
-    public let delay: Duration?
-    /// The error, with its response headers redacted, for ``Kind/retry`` and ``Kind/failure``.
-    public let error: NetworkError?
-
-    private init(
-        kind: Kind, method: String? = nil, url: String, headers: HTTPHeaders = HTTPHeaders(), status: Int? = nil,
-        bodySize: Int? = nil, duration: Duration? = nil, location: String? = nil, attempt: Int? = nil,
-        delay: Duration? = nil, error: NetworkError? = nil
-    ) {
-        self.kind = kind
-        self.method = method
-        self.url = url
-        self.headers = headers
-        self.status = status
-        self.bodySize = bodySize
-        self.duration = duration
-        self.location = location
-        self.attempt = attempt
-        self.delay = delay
-        self.error = error
-    }
-
-    /// A request is about to be sent (every attempt and every redirect hop).
-    /// - Parameters:
-    ///   - method: The HTTP method.
-    ///   - url: The URL, redacted.
-    ///   - headers: The headers, redacted.
-    public static func request(method: String, url: String, headers: HTTPHeaders) -> NetworkLogEvent {
-        NetworkLogEvent(kind: .request, method: method, url: url, headers: headers)
-    }
-
-    /// A response arrived.
-    /// - Parameters:
-    ///   - status: The status code.
-    ///   - url: The URL, redacted.
-    ///   - headers: The response headers, redacted.
-    ///   - bodySize: The body's size in bytes.
-    ///   - duration: How long the exchange took.
-    public static func response(
-        status: Int, url: String, headers: HTTPHeaders, bodySize: Int, duration: Duration
-    ) -> NetworkLogEvent {
-        NetworkLogEvent(
-            kind: .response, url: url, headers: headers, status: status, bodySize: bodySize, duration: duration)
-    }
-
-    /// The session follows a redirect.
-    /// - Parameters:
-    ///   - status: The redirect's status code.
-    ///   - from: The URL redirected from, redacted.
-    ///   - to: The URL redirected to, redacted.
-    public static func redirect(status: Int, from: String, to: String) -> NetworkLogEvent {
-        NetworkLogEvent(kind: .redirect, url: from, status: status, location: to)
-    }
-
-    /// Attempt `attempt` failed with `error`; the next one starts after `delay`.
-    /// - Parameters:
-    ///   - attempt: The attempt that failed.
-    ///   - url: The URL, redacted.
-    ///   - delay: The wait before the next attempt.
-    ///   - error: The attempt's error, redacted.
-    public static func retry(attempt: Int, url: String, delay: Duration, error: NetworkError) -> NetworkLogEvent {
-        NetworkLogEvent(kind: .retry, url: url, attempt: attempt, delay: delay, error: error)
-    }
-
-    /// The request failed.
-    /// - Parameters:
-    ///   - url: The URL, redacted.
-    ///   - error: The error, redacted.
-    public static func failure(url: String, error: NetworkError) -> NetworkLogEvent {
-        NetworkLogEvent(kind: .failure, url: url, error: error)
-    }
-
-    /// A one-line summary.
-    public var description: String {
-        switch kind {
-        case .request:
-            let list = headers.map { "\($0.name): \($0.value)" }.joined(separator: ", ")
-            return "→ \(method ?? "GET") \(url) [\(list)]"
-        case .response:
-            return "← \(status ?? 0) \(url) (\(bodySize ?? 0) bytes, \(duration ?? .zero))"
-        case .redirect:
-            return "↪ \(status ?? 0) \(url) → \(location ?? "")"
-        case .retry:
-            let wait = delay ?? .zero
-            return "↻ \(url): attempt \(attempt ?? 0) failed (\(error?.description ?? "")); retrying in \(wait)"
-        default:
-            return "✗ \(url): \(error?.description ?? "")"
-        }
-    }
-
-    /// Header names whose values are never logged with ``LogRedaction/standard``.
-    public static let redactedHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
-}
-
-/// What the session hides in log events: values of secret headers, values of query items with secret names,
-/// and (always) user info in URLs. Names compare case-insensitively. A hidden header value reads
-/// `<redacted>`; in a URL, hidden user info and query values read `redacted`
-/// (`https://redacted@api.example.com/posts?token=redacted&page=2`). The URLs in URL-valued headers
-/// (`Location`, `Content-Location`, `Referer`, and each target of `Link`) are redacted the same way, and so
-/// are the response headers inside the ``NetworkError`` of `.retry` and `.failure` events.
+/// What the session hides in its events (``DiagnosticEvent``, which its logger and its diagnostics stream
+/// receive): values of query items with secret names and (always) user info in every URL, and values of
+/// secret headers in the response headers an event's ``DiagnosticEvent/error`` carries. Names compare
+/// case-insensitively. A hidden header value reads `<redacted>`; in a URL, hidden user info and query values
+/// read `redacted` (`https://redacted@api.example.com/posts?token=redacted&page=2`). The URLs in URL-valued
+/// headers (`Location`, `Content-Location`, `Referer`, and each target of `Link`) are redacted the same way.
+/// Events carry no request headers.
 ///
 /// ```swift
 /// let session = NetworkSession(
@@ -229,7 +80,7 @@ public struct LogRedaction: Sendable, Equatable {
     /// `access_token`, `refresh_token`, `id_token`, `api_key`, `apikey`, `key`, `password`, `secret`,
     /// `client_secret`, `signature` and `sig`; and user info in every URL.
     public static let standard = LogRedaction(
-        headers: NetworkLogEvent.redactedHeaders,
+        headers: ["authorization", "proxy-authorization", "cookie", "set-cookie"],
         queryItems: [
             "token", "access_token", "refresh_token", "id_token", "api_key", "apikey", "key", "password", "secret",
             "client_secret", "signature", "sig",
@@ -349,7 +200,25 @@ public struct LogRedaction: Sendable, Equatable {
     }
 }
 
-/// Receives the session's log events. The default, ``SilentLogger``, drops them.
+/// Receives the session's events as they happen: the ``DiagnosticEvent``s that
+/// ``NetworkSession/diagnostics(bufferingNewest:)`` streams, built and redacted once for both, each at its
+/// level (``DiagnosticEvent/Kind/requestFailed`` at ``LogLevel/error``; ``DiagnosticEvent/Kind/retry`` and
+/// ``DiagnosticEvent/Kind/credentialRefresh`` at ``LogLevel/info``; every other kind, requests, redirects and
+/// the state changes of resources and lists, at ``LogLevel/debug``). The default, ``SilentLogger``, takes none.
+///
+/// `log` is called on the thread that emits the event, in the order the library emits them, and for the
+/// events of a resource or list while the library holds that object's lock: it must be quick and must not
+/// call back into the library (read a resource's state, send a request), or it waits for itself. A logger
+/// that needs more hands the event off, to a buffer or a task of its own.
+///
+/// ```swift
+/// struct Counter: NetworkLogging {
+///     let minimumLevel = LogLevel.debug
+///     func log(_ level: LogLevel, _ event: DiagnosticEvent) {
+///         if event.kind == .requestFinished, let status = event.status { record(status, event.duration) }
+///     }
+/// }
+/// ```
 public protocol NetworkLogging: Sendable {
     /// Events below this level are not built or delivered.
     var minimumLevel: LogLevel { get }
@@ -357,17 +226,17 @@ public protocol NetworkLogging: Sendable {
     /// - Parameters:
     ///   - level: The event's level.
     ///   - event: The event.
-    func log(_ level: LogLevel, _ event: NetworkLogEvent)
+    func log(_ level: LogLevel, _ event: DiagnosticEvent)
 }
 
 /// Logs nothing.
 public struct SilentLogger: NetworkLogging {
     /// Creates the logger.
     public init() {}
-    /// Above every level, so no event is built.
+    /// The highest level; the session builds no event for this logger whatever it says.
     public var minimumLevel: LogLevel { .error }
     /// Drops the event.
-    public func log(_ level: LogLevel, _ event: NetworkLogEvent) {}
+    public func log(_ level: LogLevel, _ event: DiagnosticEvent) {}
 }
 
 /// Writes one line per event to standard error.
@@ -380,7 +249,7 @@ public struct StandardErrorLogger: NetworkLogging {
     public init(minimumLevel: LogLevel = .debug) { self.minimumLevel = minimumLevel }
 
     /// Writes the event.
-    public func log(_ level: LogLevel, _ event: NetworkLogEvent) {
+    public func log(_ level: LogLevel, _ event: DiagnosticEvent) {
         guard level >= minimumLevel else { return }
         FileHandle.standardError.write(Data("[ResourceKit] \(level): \(event)\n".utf8))
     }

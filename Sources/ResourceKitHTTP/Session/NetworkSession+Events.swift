@@ -37,7 +37,7 @@ struct RequestTrace {
     }
 }
 
-/// The log and diagnostic events of `perform(_:)`: built here, in functions that are never
+/// The diagnostic events of `perform(_:)`, which the logger receives too: built here, in functions that are never
 /// inlined into the request's async frames (see the allocation budgets).
 extension NetworkSession {
     // The events are built in synchronous functions, never inlined: as locals of `perform`, they would grow
@@ -116,21 +116,16 @@ extension NetworkSession {
         feed.emit(record, about: subject, error: error.map(redaction.redact))
     }
 
-    // Log events are built in synchronous functions, off the async frames every request allocates.
-    @inline(never) nonisolated func logRequest(_ request: URLRequest, url: String) {
-        let headers = redaction.redact(HTTPHeaders(request.allHTTPHeaderFields ?? [:]))
-        logger.log(.debug, .request(method: request.httpMethod ?? "GET", url: url, headers: headers))
-    }
-
-    @inline(never) nonisolated func logRedirect(_ response: HTTPResponse, from url: String, to next: URLRequest) {
-        logger.log(.debug, .redirect(status: response.statusCode, from: url, to: redaction.redact(next.url)))
-    }
-
-    @inline(never) nonisolated func logResponse(_ response: HTTPResponse, url: String, duration: Duration) {
-        logger.log(
-            .debug,
-            .response(
-                status: response.statusCode, url: url, headers: redaction.redact(response.headers),
-                bodySize: response.body.count, duration: duration))
+    /// Emits a redirect the call follows, with a subject of its own that names where it leads.
+    @inline(never) nonisolated func emitRedirect(
+        _ call: UInt64, _ exchange: Exchange, status: Int, from hop: URLRequest, to next: URLRequest
+    ) {
+        let subject = DiagnosticSubject(
+            method: hop.httpMethod ?? "GET", url: redaction.redact(hop.url), object: nil, itemType: nil, source: nil,
+            location: redaction.redact(next.url))
+        var record = DiagnosticRecord(.redirect)
+        record.requestID = call
+        record.status = status
+        feed.emit(record, about: subject)
     }
 }

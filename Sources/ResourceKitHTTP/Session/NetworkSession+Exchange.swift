@@ -40,7 +40,7 @@ extension NetworkSession {
             // The first attempt's start is emitted by `begin`.
             if call.attempt > 1 || call.refreshed, feed.isActive { emitStarted(&call, exchange, attempt: call.attempt) }
             do throws(NetworkError) {
-                let (response, credential) = try await follow(exchange, deadline: deadline)
+                let (response, credential) = try await follow(exchange, deadline: deadline, call: call.id)
                 if feed.isActive {
                     emitFinished(
                         &call, exchange, attempt: call.attempt, status: response.statusCode, bytes: response.body.count,
@@ -92,10 +92,10 @@ extension NetworkSession {
         do throws(NetworkError) {
             try await waitForRefresh(authentication, from: credential, deadline: deadline)
         } catch {
-            if feed.isActive { emit(.credentialRefresh, call, exchange, attempt: attempt, error: error) }
+            if feed.wants(.info) { emit(.credentialRefresh, call, exchange, attempt: attempt, error: error) }
             throw error
         }
-        if feed.isActive { emit(.credentialRefresh, call, exchange, attempt: attempt) }
+        if feed.wants(.info) { emit(.credentialRefresh, call, exchange, attempt: attempt) }
     }
 
     /// When attempt `attempt`, which failed with `failure`, is to be sent again and after what wait, or `nil`
@@ -103,7 +103,7 @@ extension NetworkSession {
     /// policy does not retry it, the caller cancelled, `Retry-After` asks for too long, or the wait would end
     /// past the deadline.
     ///
-    /// Logs and emits what it decides: synchronous, so that none of it sits in `perform`'s async frame, which
+    /// Emits what it decides: synchronous, so that none of it sits in `perform`'s async frame, which
     /// every request allocates.
     @inline(never)
     private nonisolated func retryInstant(
@@ -114,18 +114,14 @@ extension NetworkSession {
         deadline: Duration?,
         call: RequestTrace
     ) -> Duration? {
-        let url = redaction.redact(exchange.request.url)
         guard
             let (wakeUp, delay) = retryInstant(
                 after: failure, response: response, attempt: attempt, exchange: exchange, deadline: deadline)
         else {
-            logger.log(.error, .failure(url: url, error: redaction.redact(failure)))
+            if feed.wants(.error) { emit(.requestFailed, call, exchange, attempt: attempt, error: failure) }
             return nil
         }
-        if logger.minimumLevel <= .info {
-            logger.log(.info, .retry(attempt: attempt, url: url, delay: delay, error: redaction.redact(failure)))
-        }
-        if feed.isActive { emit(.retry, call, exchange, attempt: attempt, error: failure, delay: delay) }
+        if feed.wants(.info) { emit(.retry, call, exchange, attempt: attempt, error: failure, delay: delay) }
         inFlight.setAttempt(attempt + 1, of: call.id)
         return wakeUp
     }
@@ -162,7 +158,8 @@ extension NetworkSession {
     /// authenticator applied to its request, if any.
     private nonisolated func follow(
         _ exchange: Exchange,
-        deadline: Duration?
+        deadline: Duration?,
+        call: UInt64
     ) async throws(NetworkError) -> (HTTPResponse, (any Sendable)?) {
         var hop = exchange.request
         var hops = 0
@@ -181,10 +178,7 @@ extension NetworkSession {
                 // Adapters set headers themselves: nothing they add may break the request apart either.
                 try HeaderValidation.check(outgoing.allHTTPHeaderFields ?? [:])
             }
-            let url = logger.minimumLevel <= .debug ? redaction.redact(outgoing.url) : ""
-            if logger.minimumLevel <= .debug { logRequest(outgoing, url: url) }
             if Task.isCancelled { throw .cancelled }
-            let start = ContinuousClock.now
             var response: HTTPResponse
             do throws(NetworkError) {
                 response =
@@ -196,7 +190,6 @@ extension NetworkSession {
             }
             // A transport that reports no URL answered the request sent: relative `Link`s resolve against it.
             if response.url == nil { response.url = outgoing.url }
-            if logger.minimumLevel <= .debug { logResponse(response, url: url, duration: ContinuousClock.now - start) }
             guard exchange.redirects.maximumHops > 0,
                 var next = try Redirect.next(after: hop, response: response, redaction: redaction)
             else { return (response, credential) }
@@ -207,7 +200,7 @@ extension NetworkSession {
             }
             hops += 1
             try Self.checkBodyCanBeRepeated(next, after: response, redaction: redaction)
-            if logger.minimumLevel <= .debug { logRedirect(response, from: url, to: next) }
+            if feed.isActive { emitRedirect(call, exchange, status: response.statusCode, from: hop, to: next) }
             addCredentials(to: &next, of: exchange)
             hop = next
         }

@@ -28,7 +28,7 @@ public actor NetworkSession {
     public nonisolated let decoder: JSONDecoder
     /// Run in order on every request before it is sent.
     public nonisolated let adapters: [any RequestAdapting]
-    /// Receives request and response events.
+    /// Receives the session's ``DiagnosticEvent``s at the levels it asks for: see ``NetworkLogging``.
     public nonisolated let logger: any NetworkLogging
     /// The library's version, such as `0.3.0`.
     public static let libraryVersion = "0.3.0"
@@ -54,7 +54,7 @@ public actor NetworkSession {
     @usableFromInline package nonisolated let timeline: Timeline
     let deadlines: DeadlineScheduler
     // `@usableFromInline`: the inlinable read path reaches it, part of the API surface.
-    @usableFromInline package nonisolated let feed = DiagnosticsFeed()
+    @usableFromInline package nonisolated let feed: DiagnosticsFeed
     /// The request the last call's events named: the next call of the same method and URL names it the same,
     /// with no new subject to make (and to free on the listener's thread).
     let lastRequestSubject = Locked<DiagnosticSubject?>(nil)
@@ -122,6 +122,8 @@ public actor NetworkSession {
         self.decoder = decoder
         self.adapters = adapters
         self.logger = logger
+        // The silent logger takes nothing: no event is built for it.
+        feed = DiagnosticsFeed(logger: logger is SilentLogger ? nil : logger)
         self.credentialScope = credentialScope
         self.redirects = redirects
         self.retry = retry

@@ -197,6 +197,7 @@ func eventsUntilMarker(
                 "storeNews | Resource<RemotePost> posts/1 | 1 Post | receivers 1",
                 "requestStarted | \(patch) | attempt 1",
                 "requestFinished | \(patch) | attempt 1 | status 500",
+                "requestFailed | \(patch) | attempt 1 | error httpStatus",
                 "stateChanged | Resource<RemotePost> posts/1 | loading → failure(httpStatus)",
                 "storeNews | Resource<RemotePost> posts/1 | 1 Post | receivers 1",
                 "operationFinished | Resource<RemotePost> posts/1 | callers 1",
@@ -327,10 +328,10 @@ func eventsUntilMarker(
         let last = "http://test.local/api/posts/3"
         #expect(
             kept == [
-                "operationFinished | Resource<RemotePost> | callers 1",
                 "stateChanged | Resource<RemotePost> | failure(file) → loading",
                 "requestStarted | GET | \(last) | attempt 1",
                 "requestFinished | GET | \(last) | attempt 1 | error transport",
+                "requestFailed | GET | \(last) | attempt 1 | error transport",
                 "stateChanged | Resource<RemotePost> | loading → failure(transport)",
                 "operationFinished | Resource<RemotePost> | callers 1",
             ])

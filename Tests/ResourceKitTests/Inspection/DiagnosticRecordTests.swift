@@ -12,6 +12,7 @@ private func everything(_ event: DiagnosticEvent) -> String {
     if let object = event.object { parts.append(object) }
     if let itemType = event.itemType { parts.append("of \(itemType)") }
     if let method = event.method, let url = event.url { parts.append("\(method) \(url)") }
+    if let location = event.location { parts.append("to \(location)") }
     if let attempt = event.attempt { parts.append("attempt \(attempt)") }
     if let status = event.status { parts.append("status \(status)") }
     if let bytes = event.bytes { parts.append("\(bytes) bytes") }
@@ -66,6 +67,28 @@ private func everything(_ event: DiagnosticEvent) -> String {
             ])
     }
 
+    @Test func aRedirectNamesWhereItLeadsAndNothingElse() async throws {
+        let session = NetworkSession(
+            baseURL: "http://test.local/api",
+            transport: ScriptedTransport([
+                .status(301, headers: ["Location": "https://u:p@cdn.test/posts/1?sig=x"]),
+                .status(307, headers: ["Location": "/api/posts/one"]), .status(200, json: json(post)),
+            ]),
+            clock: ManualClock())
+        let events = session.diagnostics()
+        _ = try await session.send(Endpoint(.get, "posts/1"), as: Post.self)
+        let seen = await eventsUntilMarker(events, session: session, describe: everything)
+        #expect(
+            seen == [
+                "requestStarted | request 1 | GET \(url) | attempt 1",
+                "redirect | request 1 | GET \(url) | to https://redacted@cdn.test/posts/1?sig=redacted | status 301",
+                "redirect | request 1 | GET https://redacted@cdn.test/posts/1?sig=redacted"
+                    + " | to https://redacted@cdn.test/api/posts/one | status 307",
+                "requestFinished | request 1 | GET \(url) | attempt 1 | status 200 | \(json(post).utf8.count) bytes"
+                    + " | took 0.0 seconds",
+            ])
+    }
+
     @Test func aFailedReadKeepsItsErrorCodeInItsStateAndNoBytes() async throws {
         let session = NetworkSession(
             baseURL: "http://test.local/api", transport: ScriptedTransport([.status(404)]), clock: ManualClock())
@@ -78,6 +101,7 @@ private func everything(_ event: DiagnosticEvent) -> String {
                 "stateChanged | Resource<RemotePost> | from idle | to loading",
                 "requestStarted | request 1 | GET \(url) | attempt 1",
                 "requestFinished | request 1 | GET \(url) | attempt 1 | status 404 | 2 bytes | took 0.0 seconds",
+                "requestFailed | request 1 | GET \(url) | attempt 1 | error httpStatus",
                 "stateChanged | Resource<RemotePost> | from loading | to failure(httpStatus)",
                 "operationFinished | Resource<RemotePost> | callers 1",
             ])
