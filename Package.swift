@@ -8,7 +8,7 @@ let upcomingFeatures: [SwiftSetting] = [
 ]
 
 let allModules: [Target.Dependency] = [
-    "ResourceKitHTTP", "ResourceKit", "ResourceKitPocketBase", "ResourceKitTesting",
+    "ResourceKitHTTP", "ResourceKit", "ResourceKitPersistence", "ResourceKitPocketBase", "ResourceKitTesting",
 ]
 
 let package = Package(
@@ -17,19 +17,23 @@ let package = Package(
     products: [
         .library(name: "ResourceKitHTTP", targets: ["ResourceKitHTTP"]),
         .library(name: "ResourceKit", targets: ["ResourceKit"]),
+        .library(name: "ResourceKitPersistence", targets: ["ResourceKitPersistence"]),
         .library(name: "ResourceKitPocketBase", targets: ["ResourceKitPocketBase"]),
         .library(name: "ResourceKitTesting", targets: ["ResourceKitTesting"]),
     ],
     targets: [
         // The layers, each depending only on those below it (CONTRIBUTING.md, "Layers"):
         // the HTTP layer knows nothing of resources; ResourceKit re-exports it, so `import ResourceKit` is the
-        // quick start; vendor code sits beside the core; the testing kit fakes what it depends on.
+        // quick start; persistence and the outbox plug into the store from beside it, as vendor code does;
+        // the testing kit fakes what it depends on.
         .target(name: "ResourceKitHTTP"),
         .target(name: "ResourceKit", dependencies: ["ResourceKitHTTP"]),
+        .target(name: "ResourceKitPersistence", dependencies: ["ResourceKit"]),
         .target(name: "ResourceKitPocketBase", dependencies: ["ResourceKit"]),
         .target(name: "ResourceKitTesting", dependencies: ["ResourceKitHTTP", "ResourceKit"]),
         .executableTarget(
-            name: "Example", dependencies: ["ResourceKit", "ResourceKitPocketBase", "ResourceKitTesting"],
+            name: "Example",
+            dependencies: ["ResourceKit", "ResourceKitPersistence", "ResourceKitPocketBase", "ResourceKitTesting"],
             path: "Example"),
         .testTarget(name: "ResourceKitTests", dependencies: allModules),
         .testTarget(

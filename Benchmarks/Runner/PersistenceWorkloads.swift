@@ -1,6 +1,7 @@
 import BenchmarkFixtures
 import Foundation
 import ResourceKit
+import ResourceKitPersistence
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

@@ -1,5 +1,6 @@
 import Foundation
 import ResourceKit
+import ResourceKitPersistence
 import ResourceKitPocketBase
 import Synchronization
 import Testing

@@ -2,6 +2,7 @@
 // checks them.
 import Foundation
 import ResourceKit
+import ResourceKitPersistence
 import ResourceKitTesting
 import Testing
 

@@ -1,6 +1,7 @@
 // Copied verbatim from README.md; ReadmeTests checks that they stay the same.
 import Foundation
 import ResourceKit
+import ResourceKitPersistence
 
 func makeStore(session: NetworkSession, userID: String, under base: URL) throws -> ResourceStore {
     let directory = base.appendingPathComponent("store/\(userID)")  // one directory per user

@@ -59,7 +59,7 @@ public protocol Readable: RemoteResource {
     /// - Parameter value: The value the store would remember.
     /// - Returns: The cost; below 1 counts as 1. A value costing more than the capacity is not remembered.
     static func cost(of value: Value) -> Int
-    /// The version of the value's encoding in a persistent store (``StorePersistence``): raise it when the
+    /// The version of the value's encoding in a persistent store (`StorePersistence`): raise it when the
     /// value's `Codable` shape changes, and entries written with another version are dropped and read
     /// again. 1 by default. (An entry that no longer decodes is dropped too.)
     static var persistenceSchema: Int { get }

@@ -101,8 +101,8 @@ extension ListResource {
 extension ListResource where Remote: Creatable, Remote.Value == Remote.Item {
     /// Creates an item on the server and appends it to the list (or replaces the item with its id).
     ///
-    /// A create the store's ``Outbox`` keeps (``OfflineQueueing/list(_:)``, the server
-    /// unreachable) throws ``NetworkError/queued(_:)``; it shows once it lands (see ``create(_:optimistic:)``
+    /// A create the store's `Outbox` keeps (`OfflineQueueing.list(_:)`, the server
+    /// unreachable) throws `NetworkError.queued(_:)`; it shows once it lands (see ``create(_:optimistic:)``
     /// to show it meanwhile).
     /// - Parameter request: What to create.
     /// - Returns: The created item.
@@ -118,7 +118,7 @@ extension ListResource where Remote: Creatable, Remote.Value == Remote.Item {
     /// list of the item type shows it where its ``Listable/placement(ofCreated:in:)`` places created items
     /// (nowhere by default). Give it an id no real item has (a temporary one, different for each create): the
     /// server's answer, with the id it made, takes its place in the same change of state. A failed or
-    /// cancelled create removes it. A create the store's ``Outbox`` keeps throws ``NetworkError/queued(_:)``
+    /// cancelled create removes it. A create the store's `Outbox` keeps throws `NetworkError.queued(_:)`
     /// and stays shown, in lists made later too, until it lands or is refused; after a restart it shows only
     /// where lists place created items (which list made it is not kept).
     /// - Parameters:
@@ -134,7 +134,7 @@ extension ListResource where Remote: Creatable, Remote.Value == Remote.Item {
     private func create(_ request: Remote.CreateRequest, showing: Item?) async throws(NetworkError) -> Item {
         let endpoint = try Remote.createEndpoint(for: request)
         let session = session
-        let outbox = link?.outbox?.creating
+        let mutations = link?.mutations?.creating
         let outcome = try await mutate(optimistic: showing.map { ($0.id, .value($0)) }, creating: true) {
             () async throws(NetworkError) -> Outcome in
             func send(_ endpoint: Endpoint) async throws(NetworkError) -> Outcome {
@@ -143,10 +143,11 @@ extension ListResource where Remote: Creatable, Remote.Value == Remote.Item {
                 let response = try await session.send(endpoint, as: Remote.CreateResponse.self)
                 return .inserted(try Remote.value(fromCreate: response))
             }
-            // Without an outbox, straight to the server: the outbox's path adds async frames to every change.
-            guard let outbox else { return try await send(endpoint) }
-            return try await OutboxLink.sendOrKeep(
-                .create, showing: showing, shownID: showing.map { AnyHashable($0.id) }, endpoint, session, outbox, send)
+            // Without a wrapper, straight to the server: the wrapper's path adds async frames to every change.
+            guard let mutations else { return try await send(endpoint) }
+            return try await mutations.run(
+                .create, showing: showing, shownID: showing.map { AnyHashable($0.id) }, endpoint, session, send
+            ).answer()
         }
         guard case .inserted(let item) = outcome else { throw .invalidRequest("create returned no item") }
         return item
@@ -168,8 +169,8 @@ extension ListResource where Remote: Updatable, Remote.Value == Remote.Item {
     /// The list, and in a ``ResourceStore`` every live resource and list holding the item, show `optimistic`
     /// until the server answers; then its answer. A failed or cancelled update removes the optimistic value
     /// (and only it: a later optimistic change of the same item still shows), leaving every holder as it
-    /// would be without it. An update the store's ``Outbox`` keeps (``OfflineQueueing/list(_:)``,
-    /// the server unreachable) throws ``NetworkError/queued(_:)`` and stays shown until it is sent.
+    /// would be without it. An update the store's `Outbox` keeps (`OfflineQueueing.list(_:)`,
+    /// the server unreachable) throws `NetworkError.queued(_:)` and stays shown until it is sent.
     /// - Parameters:
     ///   - request: The update.
     ///   - optimistic: The item to show until the server answers.
@@ -186,16 +187,16 @@ extension ListResource where Remote: Updatable, Remote.Value == Remote.Item {
         let endpoint = try Remote.updateEndpoint(for: request)
         let session = session
         // Kept offline only with an optimistic item: it names the item the update changes.
-        let outbox = showing.flatMap { showing in link?.outbox?.item(showing.id) }
+        let mutations = showing.flatMap { showing in link?.mutations?.item(AnyHashable(showing.id)) }
         let outcome = try await mutate(optimistic: showing) { () async throws(NetworkError) -> Outcome in
             func send(_ endpoint: Endpoint) async throws(NetworkError) -> Outcome {
                 let response = try await session.send(endpoint, as: Remote.UpdateResponse.self)
                 return .replaced(try Remote.value(fromUpdate: response))
             }
-            // Without an outbox, straight to the server: the outbox's path adds async frames to every change.
-            guard let outbox else { return try await send(endpoint) }
-            return try await OutboxLink.sendOrKeep(
-                .update, showing: showing?.fact.value, endpoint, session, outbox, send)
+            guard let mutations else { return try await send(endpoint) }
+            return try await mutations.run(
+                .update, showing: showing?.fact.value, shownID: nil, endpoint, session, send
+            ).answer()
         }
         guard case .replaced(let item) = outcome else { throw .invalidRequest("update returned no item") }
         return item
@@ -213,7 +214,7 @@ extension ListResource where Remote: Deletable, Remote.Value == Remote.Item {
 
     /// Deletes an item on the server; with `optimistic`, leaves it out of the list (and, in a
     /// ``ResourceStore``, out of every list and resource holding it) at once. A failed or cancelled delete
-    /// brings it back; one the store's ``Outbox`` keeps throws ``NetworkError/queued(_:)`` and stays shown.
+    /// brings it back; one the store's `Outbox` keeps throws `NetworkError.queued(_:)` and stays shown.
     /// - Parameters:
     ///   - item: The item to delete.
     ///   - optimistic: Whether to show the deletion before the server answers.
@@ -225,16 +226,15 @@ extension ListResource where Remote: Deletable, Remote.Value == Remote.Item {
         let endpoint = try Remote.deleteEndpoint(for: request)
         let session = session
         let id = item.id
-        let outbox = link?.outbox?.item(id)
+        let mutations = link?.mutations?.item(AnyHashable(id))
         _ = try await mutate(optimistic: optimistic ? (id, .removed) : nil) {
             () async throws(NetworkError) -> Outcome in
             func send(_ endpoint: Endpoint) async throws(NetworkError) -> Outcome {
                 let response = try await session.send(endpoint, as: Remote.DeleteResponse.self)
                 return try Remote.value(fromDelete: response).map { .replaced($0) } ?? .removed(id)
             }
-            // Without an outbox, straight to the server: the outbox's path adds async frames to every change.
-            guard let outbox else { return try await send(endpoint) }
-            return try await OutboxLink.sendOrKeep(.delete, showing: nil, endpoint, session, outbox, send)
+            guard let mutations else { return try await send(endpoint) }
+            return try await mutations.run(.delete, showing: nil, shownID: nil, endpoint, session, send).answer()
         }
     }
 }

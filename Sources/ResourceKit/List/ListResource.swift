@@ -140,7 +140,7 @@ extension ListResource: MachineHost {
     @usableFromInline func forward(_ news: [ItemNews<Item, Item.ID>]) {
         guard let link else { return }
         link.publish(self, news)
-        link.persist?(self)
+        link.afterNews?(self)
     }
 
     @usableFromInline var diagnosticsFeed: DiagnosticsFeed { session.feed }

@@ -1,11 +1,11 @@
 public import Synchronization
 
-// `@inlinable` over `@usableFromInline internal` declarations, so that a client specializes the read path
+// `@inlinable` over `@usableFromInline package internal` declarations, so that a client specializes the read path
 // for its own types (unspecialized, it spends its time in generic metadata lookups): this makes them part
 // of the module's API surface, and a change to them a change clients compile against.
 
 /// What an item is now, as one resource or list learnt it.
-@usableFromInline enum ItemFact<Item: Sendable>: Sendable {
+@usableFromInline package enum ItemFact<Item: Sendable>: Sendable {
     case value(Item)
     case removed
 }
@@ -18,15 +18,15 @@ public import Synchronization
 ///
 /// Flat fields rather than an enum with payloads: news is read in generic code on every holder, where each
 /// tuple payload would cost a run-time metadata lookup.
-@usableFromInline struct ItemNews<Item: Sendable, ID: Sendable>: Sendable {
-    @usableFromInline var id: ID
-    @usableFromInline var kind: ItemNewsKind
-    @usableFromInline var value: Item?
-    @usableFromInline var rank: UInt64 = 0
-    @usableFromInline var created = false
-    @usableFromInline var token: LayerToken?
+@usableFromInline package struct ItemNews<Item: Sendable, ID: Sendable>: Sendable {
+    @usableFromInline package var id: ID
+    @usableFromInline package var kind: ItemNewsKind
+    @usableFromInline package var value: Item?
+    @usableFromInline package var rank: UInt64 = 0
+    @usableFromInline package var created = false
+    @usableFromInline package var token: LayerToken?
 
-    @inlinable init(
+    @inlinable package init(
         id: ID, kind: ItemNewsKind, value: Item? = nil, rank: UInt64 = 0, created: Bool = false,
         token: LayerToken? = nil
     ) {
@@ -38,32 +38,35 @@ public import Synchronization
         self.token = token
     }
 
-    @inlinable static func fact(_ id: ID, _ fact: ItemFact<Item>, rank: UInt64, created: Bool = false) -> ItemNews {
+    @inlinable package static func fact(_ id: ID, _ fact: ItemFact<Item>, rank: UInt64, created: Bool = false)
+        -> ItemNews
+    {
         ItemNews(id: id, kind: .fact, value: fact.value, rank: rank, created: created)
     }
 
     /// An optimistic change; `created` when it shows an item a create will make (lists place it as they
     /// place created items).
-    @inlinable static func layer(_ id: ID, token: LayerToken, _ fact: ItemFact<Item>, created: Bool = false) -> ItemNews
+    @inlinable package static func layer(_ id: ID, token: LayerToken, _ fact: ItemFact<Item>, created: Bool = false)
+        -> ItemNews
     {
         ItemNews(id: id, kind: .layer, value: fact.value, created: created, token: token)
     }
 
-    @inlinable static func unlayer(_ id: ID, token: LayerToken) -> ItemNews {
+    @inlinable package static func unlayer(_ id: ID, token: LayerToken) -> ItemNews {
         ItemNews(id: id, kind: .unlayer, token: token)
     }
 
     /// The fact or layer's change.
-    @inlinable var fact: ItemFact<Item> { value.map { .value($0) } ?? .removed }
+    @inlinable package var fact: ItemFact<Item> { value.map { .value($0) } ?? .removed }
 
     /// The same news about another id type.
-    @inlinable func with<Other: Sendable>(id other: Other) -> ItemNews<Item, Other> {
+    @inlinable package func with<Other: Sendable>(id other: Other) -> ItemNews<Item, Other> {
         ItemNews<Item, Other>(id: other, kind: kind, value: value, rank: rank, created: created, token: token)
     }
 }
 
 /// What an ``ItemNews`` says.
-@usableFromInline enum ItemNewsKind: UInt8, Sendable {
+@usableFromInline package enum ItemNewsKind: UInt8, Sendable {
     /// The item as the server answered (`value`, or removed when `nil`), at `rank`; `created` when a create
     /// answered it.
     case fact
@@ -74,7 +77,7 @@ public import Synchronization
 }
 
 extension ItemFact {
-    @inlinable var value: Item? {
+    @inlinable package var value: Item? {
         if case .value(let value) = self { return value }
         return nil
     }
@@ -82,7 +85,7 @@ extension ItemFact {
 
 /// A store-attached machine's news, whose ids the host fills in: a resource machine holds one item and does
 /// not know its id type.
-@usableFromInline typealias ResourceNews<Value: Sendable> = ItemNews<Value, Void>
+@usableFromInline package typealias ResourceNews<Value: Sendable> = ItemNews<Value, Void>
 
 /// Names one optimistic change, and knows whether it has ended.
 ///
@@ -92,18 +95,18 @@ extension ItemFact {
 /// same critical section that makes its end news, so a holder that checks the mark under its own lock either
 /// adds the layer before the end reaches it, or sees the mark and never adds it: whatever the interleaving,
 /// no layer outlives its change.
-@usableFromInline final class LayerToken: Sendable, Equatable {
-    @usableFromInline let ended = Atomic<Bool>(false)
+@usableFromInline package final class LayerToken: Sendable, Equatable {
+    @usableFromInline package let ended = Atomic<Bool>(false)
 
-    @inlinable init() {}
+    @inlinable package init() {}
 
     /// Whether the change has ended (confirmed or rolled back).
-    @inlinable var hasEnded: Bool { ended.load(ordering: .acquiring) }
+    @inlinable package var hasEnded: Bool { ended.load(ordering: .acquiring) }
 
     /// Marks the change ended; called by its own machine, in the transition that ends it.
-    @inlinable func end() { ended.store(true, ordering: .releasing) }
+    @inlinable package func end() { ended.store(true, ordering: .releasing) }
 
-    @inlinable static func == (lhs: LayerToken, rhs: LayerToken) -> Bool { lhs === rhs }
+    @inlinable package static func == (lhs: LayerToken, rhs: LayerToken) -> Bool { lhs === rhs }
 }
 
 /// Where a list puts an item created elsewhere in the store.

@@ -34,18 +34,18 @@ extension ResourceMachine {
 
     /// What a persistent store writes of the resource: its settled value, or the value a failure keeps (the
     /// last the server gave: a refused change must not leave an older value on disk).
-    func persistedSnapshot() -> Snapshot? {
+    package func persistedSnapshot() -> Snapshot? {
         if let snapshot = snapshot() { return snapshot }
         guard case .failure(_, let previous?) = settled else { return nil }
         return Snapshot(value: previous, rank: settledRank, loadedAt: loadedAt, validators: validators, loadedKey: nil)
     }
 
-    struct Snapshot {
-        var value: Value
-        var rank: UInt64
-        var loadedAt: Duration?
-        var validators: Validators?
-        var loadedKey: RequestKey?
+    package struct Snapshot {
+        package var value: Value
+        package var rank: UInt64
+        package var loadedAt: Duration?
+        package var validators: Validators?
+        package var loadedKey: RequestKey?
     }
 
     /// The value is stale: a fresh-only read asks the server again.

@@ -1,19 +1,35 @@
-// `@inlinable` over `@usableFromInline internal` declarations, so that a client specializes the read path
+// `@inlinable` over `@usableFromInline package internal` declarations, so that a client specializes the read path
 // for its own types (unspecialized, it spends its time in generic metadata lookups): this makes them part
 // of the module's API surface, and a change to them a change clients compile against.
 
 /// What an operation did to a resource's value.
-@usableFromInline enum ResourceOutcome<Value: Sendable>: Sendable {
+@usableFromInline package enum ResourceOutcome<Value: Sendable>: Sendable {
     case value(Value)
     /// A read's value with the validators its response carried (or, after a `304`, the value kept).
     case validated(Value, Validators)
     case removed
+    /// A change handed to a store extension that shows it until it settles (the outbox keeps it): nothing
+    /// settles now, and the caller gets the error.
+    case handedOff(NetworkError)
 
-    @inlinable var value: Value? {
+    /// What a change's wrapper did, as an outcome.
+    @inlinable package init(_ result: MutationResult<Self>) {
+        switch result {
+        case .sent(let outcome): self = outcome
+        case .kept(let error): self = .handedOff(error)
+        }
+    }
+
+    @inlinable package var value: Value? {
         switch self {
         case .value(let value), .validated(let value, _): value
-        case .removed: nil
+        case .removed, .handedOff: nil
         }
+    }
+
+    /// Whether the outcome is the server's answer, to land.
+    @inlinable package var isAnswer: Bool {
+        if case .handedOff = self { false } else { true }
     }
 }
 
@@ -25,72 +41,77 @@
 /// - a caller that leaves counts as never having asked, and the state is what it would have been;
 /// - an answer older than a completed mutation never lands over it, and no read asked after a mutation
 ///   completed joins a read sent before it.
-@usableFromInline struct ResourceMachine<Value: Sendable>: OperationMachine {
-    @usableFromInline typealias Outcome = ResourceOutcome<Value>
+@usableFromInline package struct ResourceMachine<Value: Sendable>: OperationMachine {
+    @usableFromInline package typealias Outcome = ResourceOutcome<Value>
     /// A read's work is given the value it may keep on a `304 Not Modified`.
-    @usableFromInline typealias Context = KeptValue<Value>?
+    @usableFromInline package typealias Context = KeptValue<Value>?
 
     /// An optimistic change shown over the settled value.
-    @usableFromInline struct Layer {
-        @usableFromInline var token: LayerToken
-        @usableFromInline var fact: ItemFact<Value>
+    @usableFromInline package struct Layer {
+        @usableFromInline package var token: LayerToken
+        @usableFromInline package var fact: ItemFact<Value>
 
-        @inlinable init(token: LayerToken, fact: ItemFact<Value>) {
+        @inlinable package init(token: LayerToken, fact: ItemFact<Value>) {
             self.token = token
             self.fact = fact
         }
     }
 
-    @usableFromInline enum Kind {
+    @usableFromInline package enum Kind {
         case read(RequestKey?)
         /// A create, update or delete; `layer` names its optimistic change.
         case mutation(layer: LayerToken?, creates: Bool)
     }
 
     /// What a store and the freshness policies need to know; absent for a resource made on its own.
-    @usableFromInline struct Sharing {
+    @usableFromInline package struct Sharing {
         /// The read that loads this resource's item: every value it holds is that item's.
-        @usableFromInline var key: RequestKey?
+        @usableFromInline package var key: RequestKey?
         /// Whether news goes to a store.
-        @usableFromInline var publishes: Bool
+        @usableFromInline package var publishes: Bool
+
+        @inlinable package init(key: RequestKey?, publishes: Bool) {
+            self.key = key
+            self.publishes = publishes
+        }
     }
 
-    @usableFromInline var state: ResourceState<Value>
-    @usableFromInline var version: UInt64 = 0
+    @usableFromInline package var state: ResourceState<Value>
+    @usableFromInline package var version: UInt64 = 0
     /// The newest answer that landed (or the initial state), and its rank.
-    @usableFromInline var settled: ResourceState<Value>
-    @usableFromInline var settledRank: UInt64 = 0
+    @usableFromInline package var settled: ResourceState<Value>
+    @usableFromInline package var settledRank: UInt64 = 0
     /// The rank of the value in `settled` (its `previous` when it is a failure). A failure changes no value
     /// on the server, so it leaves this rank as it was: an answer older than the failure but newer than the
     /// value it keeps is what the resource would show without the failed operation, and becomes its
     /// `previous`. Below `settledRank` only while `settled` is a failure.
-    @usableFromInline var valueRank: UInt64 = 0
+    @usableFromInline package var valueRank: UInt64 = 0
     /// The read whose answer is `settled`, for ``ReadPolicy/skipIfLoaded``. A store's resource keeps it through
     /// its own mutations and news from other holders, which keep the item it loaded current.
-    @usableFromInline var loadedKey: RequestKey?
-    @usableFromInline var isShowingLoading: Bool
+    @usableFromInline package var loadedKey: RequestKey?
+    @usableFromInline package var isShowingLoading: Bool
     /// Changes whenever `settled` does.
-    @usableFromInline var settledGeneration: UInt64 = 0
+    @usableFromInline package var settledGeneration: UInt64 = 0
     /// What the shown state was made of: the optimistic change on top, or else the settled state's
     /// generation. While a change is on top, settled answers underneath do not show.
-    @usableFromInline var shownLayer: LayerToken?
-    @usableFromInline var shownGeneration: UInt64 = 0
+    @usableFromInline package var shownLayer: LayerToken?
+    @usableFromInline package var shownGeneration: UInt64 = 0
     @usableFromInline var book = OperationBook<Outcome, Context, Kind>()
     /// Reads in flight that a new caller may join.
     @usableFromInline var joinable: [RequestKey: OperationID] = [:]
     /// When the settled value was last known fresh (a landed answer or news), on the session's timeline;
     /// `nil` once invalidated.
-    @usableFromInline var loadedAt: Duration?
+    @usableFromInline package var loadedAt: Duration?
     /// The validators of the settled value, for a conditional read of `loadedKey`.
-    @usableFromInline var validators: Validators?
+    @usableFromInline package var validators: Validators?
     /// Optimistic changes shown over the settled state, oldest first: the newest one is what observers see.
-    @usableFromInline var layers: [Layer] = []
-    @usableFromInline let sharing: Sharing?
-    @usableFromInline let timeline: Timeline?
+    @usableFromInline package var layers: [Layer] = []
+    @usableFromInline package let sharing: Sharing?
+    @usableFromInline package let timeline: Timeline?
     /// News for the store, taken after every transition.
-    @usableFromInline var news: [ResourceNews<Value>] = []
+    @usableFromInline package var news: [ResourceNews<Value>] = []
 
-    @inlinable init(
+    @inlinable package init(
         state: ResourceState<Value>, timeline: Timeline? = nil, sharing: Sharing? = nil, settledRank: UInt64 = 0,
         loadedAt: Duration? = nil, validators: Validators? = nil, loadedKey: RequestKey? = nil
     ) {
@@ -107,7 +128,7 @@
         settled = if case .loading(let previous) = state { previous.map { .available($0) } ?? .idle } else { state }
     }
 
-    @inlinable var waitingCallerCount: Int { book.waitingCallerCount }
+    @inlinable package var waitingCallerCount: Int { book.waitingCallerCount }
 
     // MARK: Asking
 
@@ -229,7 +250,9 @@
                     land(outcome, rank: rank, created: creates)
                 }
                 settledChanged = true
-            } else if rank > valueRank, case .success(let outcome) = result, case .failure(let error, _) = settled {
+            } else if rank > valueRank, case .success(let outcome) = result, outcome.isAnswer,
+                case .failure(let error, _) = settled
+            {
                 // Older than a failure, newer than the value the failure keeps.
                 settled = .failure(error, previous: outcome.value)
                 valueRank = rank
@@ -249,12 +272,12 @@
 
     /// Whether the settled value is the answer of `key` for freshness: loaded by it, or, for a store's
     /// resource, any value of its item (another holder's copy included).
-    @inlinable func holdsAnswer(of key: RequestKey) -> Bool {
+    @inlinable package func holdsAnswer(of key: RequestKey) -> Bool {
         loadedKey == key || (sharing?.key == key && settled.value != nil)
     }
 
     /// Records what a landed answer means for freshness, validators and the store.
-    @inlinable mutating func land(_ outcome: Outcome, rank: UInt64, created: Bool) {
+    @inlinable package mutating func land(_ outcome: Outcome, rank: UInt64, created: Bool) {
         loadedAt = timeline?.now
         if case .validated(_, let answerValidators) = outcome {
             validators = answerValidators
@@ -264,16 +287,17 @@
         switch outcome {
         case .value(let value), .validated(let value, _): tell(.fact((), .value(value), rank: rank, created: created))
         case .removed: tell(.fact((), .removed, rank: rank))
+        case .handedOff: break
         }
     }
 
     /// Gathers news for the store; a resource outside a store does not even make it.
-    @inlinable mutating func tell(_ item: @autoclosure () -> ResourceNews<Value>) {
+    @inlinable package mutating func tell(_ item: @autoclosure () -> ResourceNews<Value>) {
         if sharing?.publishes == true { news.append(item()) }
     }
 
     /// Ends an optimistic change; returns whether one ended.
-    @inlinable mutating func removeLayer(_ token: LayerToken?) -> Bool {
+    @inlinable package mutating func removeLayer(_ token: LayerToken?) -> Bool {
         token?.end()
         guard let token, let position = layers.firstIndex(where: { $0.token == token }) else { return false }
         layers.remove(at: position)
@@ -281,20 +305,21 @@
         return true
     }
 
-    @inlinable func settledState(after result: Result<Outcome, NetworkError>) -> ResourceState<Value>? {
+    @inlinable package func settledState(after result: Result<Outcome, NetworkError>) -> ResourceState<Value>? {
         switch result {
         case .success(.value(let value)), .success(.validated(let value, _)): .available(value)
         case .success(.removed): .idle
+        // Handed off (kept in the store's outbox): its layer shows the change, and the settled value is still
+        // the server's.
+        case .success(.handedOff): nil
         case .failure(.cancelled): nil
-        // Kept in the store's outbox: its layer shows the change, and the settled value is still the server's.
-        case .failure(let error) where error.code == .queued: nil
         case .failure(let error): .failure(error, previous: settled.value)
         }
     }
 
     /// Recomputes what observers see: `loading` while a caller newer than the settled answer waits, and the
     /// newest optimistic change over the settled value.
-    @inlinable mutating func publish(settledChanged: Bool) {
+    @inlinable package mutating func publish(settledChanged: Bool) {
         var newest: UInt64 = 0
         for operation in book.operations.values { newest = max(newest, operation.callers.rank) }
         let loading = newest > settledRank

@@ -120,9 +120,9 @@ extension Resource where Remote: Updatable {
     /// `optimistic` from this call on. When the server answers, they show its answer; when the update fails
     /// or is cancelled, the optimistic value goes away and each shows what it would show without it: the
     /// value before, or the next optimistic change still pending. Only this resource shows the failure. In a
-    /// store that keeps this type's changes offline (``OfflineQueueing/resources(_:)``), an update the
-    /// server cannot be reached for throws ``NetworkError/queued(_:)`` instead, and `optimistic` stays shown
-    /// until the ``Outbox`` sends it.
+    /// store that keeps this type's changes offline (`OfflineQueueing.resources(_:)`), an update the
+    /// server cannot be reached for throws `NetworkError.queued(_:)` instead, and `optimistic` stays shown
+    /// until the `Outbox` sends it.
     /// - Parameters:
     ///   - request: The update.
     ///   - optimistic: The value to show until the server answers.
@@ -137,15 +137,16 @@ extension Resource where Remote: Updatable {
     {
         let endpoint = try Remote.updateEndpoint(for: request)
         let session = session
-        let outbox = link?.outbox
+        let mutations = link?.mutations
         let outcome = try await mutate(optimistic: showing) { () async throws(NetworkError) -> Outcome in
             func send(_ endpoint: Endpoint) async throws(NetworkError) -> Outcome {
                 let response = try await session.send(endpoint, as: Remote.UpdateResponse.self)
                 return .value(try Remote.value(fromUpdate: response))
             }
-            // Without an outbox, straight to the server: the outbox's path adds async frames to every change.
-            guard let outbox else { return try await send(endpoint) }
-            return try await OutboxLink.sendOrKeep(.update, showing: showing?.value, endpoint, session, outbox, send)
+            // Without a wrapper, straight to the server: the wrapper's path adds async frames to every change.
+            guard let mutations else { return try await send(endpoint) }
+            return .init(
+                try await mutations.run(.update, showing: showing?.value, shownID: nil, endpoint, session, send))
         }
         return try Self.value(of: outcome)
     }
@@ -179,8 +180,8 @@ extension Resource where Remote: Deletable {
     ///
     /// With `optimistic`, the resource is `.idle` (`loading(previous: nil)` while the request is in flight),
     /// and in a ``ResourceStore`` every list holding the item leaves it out, until the server answers; a
-    /// failed or cancelled delete brings it back everywhere. A delete kept by the store's ``Outbox`` (the
-    /// server unreachable) throws ``NetworkError/queued(_:)`` and shows the item deleted until it is sent.
+    /// failed or cancelled delete brings it back everywhere. A delete kept by the store's `Outbox` (the
+    /// server unreachable) throws `NetworkError.queued(_:)` and shows the item deleted until it is sent.
     /// - Parameters:
     ///   - request: What to delete.
     ///   - optimistic: Whether to show the deletion before the server answers.
@@ -190,16 +191,15 @@ extension Resource where Remote: Deletable {
     public func delete(_ request: Remote.DeleteRequest, optimistic: Bool) async throws(NetworkError) -> Value? {
         let endpoint = try Remote.deleteEndpoint(for: request)
         let session = session
-        let outbox = link?.outbox
+        let mutations = link?.mutations
         let outcome = try await mutate(optimistic: optimistic ? .removed : nil) {
             () async throws(NetworkError) -> Outcome in
             func send(_ endpoint: Endpoint) async throws(NetworkError) -> Outcome {
                 let response = try await session.send(endpoint, as: Remote.DeleteResponse.self)
                 return try Remote.value(fromDelete: response).map { .value($0) } ?? .removed
             }
-            // Without an outbox, straight to the server: the outbox's path adds async frames to every change.
-            guard let outbox else { return try await send(endpoint) }
-            return try await OutboxLink.sendOrKeep(.delete, showing: nil, endpoint, session, outbox, send)
+            guard let mutations else { return try await send(endpoint) }
+            return .init(try await mutations.run(.delete, showing: nil, shownID: nil, endpoint, session, send))
         }
         return outcome.value
     }
@@ -234,6 +234,8 @@ extension Resource {
                 }
             }
         }
+        // A change handed off (kept by the outbox) settles nothing: its caller hears why.
+        if case .success(.handedOff(let error)) = result { throw error }
         return try result.get()
     }
 

@@ -96,7 +96,7 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
     /// How many `states` streams are registered.
     public var observerCount: Int { registeredObserverCount }
 
-    /// Whether the value shown came from the store's persistence (``StorePersistence``) when the resource was
+    /// Whether the value shown came from the store's persistence (`StorePersistence`) when the resource was
     /// made, and no answer or news has replaced it since.
     public var isRestored: Bool {
         guard let rank = link?.restoredRank else { return false }
@@ -123,7 +123,7 @@ extension Resource: MachineHost {
     @inlinable func forward(_ news: [ResourceNews<Value>]) {
         guard let link else { return }
         link.publish(self, news)
-        link.persist?(self, news)
+        link.afterNews?(self, news)
     }
 
     @inlinable var diagnosticsFeed: DiagnosticsFeed { session.feed }

@@ -116,7 +116,7 @@ extension ResourceStore {
 
     /// ``apply(_:as:)``; `placeholder` names the optimistic change of a create that this creation answers: a list
     /// that showed its placeholder puts the created item in its place.
-    func apply<Remote: RemoteResource>(
+    package func apply<Remote: RemoteResource>(
         _ change: LiveChange<Remote.Value>, as type: Remote.Type, replacing placeholder: LayerToken?
     ) where Remote.Value: Identifiable, Remote.Value.ID: Sendable {
         let rank = nextRank()
@@ -145,13 +145,11 @@ extension ResourceStore {
                 }
             }
         publish([news], from: ObjectIdentifier(self), replaces: replaces)
-        // A persisted value of the item that no live resource of the type keeps current is out of date now:
-        // removed, so that a later launch reads the item instead of showing what it was.
-        if let persistence, let readable = Remote.self as? any Readable.Type {
+        // What an extension keeps of the item (a persisted value) may be out of date now.
+        if !extensions.isEmpty {
             let resource = StoreKey(type: ObjectIdentifier(Remote.self), id: AnyHashable(change.id))
-            if withRegistry({ $0.resources[resource]?.object == nil }) {
-                persistence.remove(PersistenceHooks<Remote.Value>.key(readable.persistenceName, change.id))
-            }
+            let isHeld = withRegistry { $0.resources[resource]?.object != nil }
+            for storeExtension in extensions { storeExtension.pushed(Remote.self, id: change.id, isHeld: isHeld) }
         }
     }
 

@@ -6,33 +6,34 @@ import Synchronization
 /// The closures hold the store strongly: a member keeps its store alive, so news keeps flowing between the
 /// members however the app holds them. The store holds its members weakly, so there is no cycle.
 // `@usableFromInline`: the inlinable read path (Resource+CRUD.swift) reaches it, part of the API surface.
-@usableFromInline struct ResourceLink<Remote: RemoteResource>: Sendable {
+@usableFromInline package struct ResourceLink<Remote: RemoteResource>: Sendable {
     /// The read of the resource's item: the only one it may send.
     @usableFromInline let readKey: RequestKey?
     @usableFromInline let publish: @Sendable (Resource<Remote>, [ResourceNews<Remote.Value>]) -> Void
     let refetch: @Sendable (Resource<Remote>, ReadPolicy) async -> Void
     /// Called from `deinit`, with the value to remember.
     let release: @Sendable (ObjectIdentifier, ResourceMachine<Remote.Value>.Snapshot?) -> Void
-    /// Queues the value the resource shows for its store's persistence, after news of its item; `nil` when
-    /// the store persists nothing or the value is not `Codable`.
-    @usableFromInline var persist: (@Sendable (Resource<Remote>, [ResourceNews<Remote.Value>]) -> Void)? = nil
-    /// The rank of the value the resource started from, when it came from the store's persistence.
-    var restoredRank: UInt64? = nil
-    /// Where its changes go when the server is unreachable, when its store has an outbox.
-    var outbox: OutboxLink? = nil
+    /// What a store extension runs after news of the resource's item (persistence queues the value shown);
+    /// `nil` when none does.
+    @usableFromInline package var afterNews: (@Sendable (Resource<Remote>, [ResourceNews<Remote.Value>]) -> Void)? =
+        nil
+    /// The rank of the value the resource started from, when it came from a store extension (persistence).
+    package var restoredRank: UInt64? = nil
+    /// What runs its changes, when a store extension does (the outbox).
+    package var mutations: (any MutationWrapping)? = nil
 }
 
 /// How a store's list reaches its store.
-struct ListLink<Remote: Listable>: Sendable {
+package struct ListLink<Remote: Listable>: Sendable {
     let publish: @Sendable (ListResource<Remote>, [ItemNews<Remote.Item, Remote.Item.ID>]) -> Void
     /// Hands the list news from other holders; made in the client's module (see `list(_:request:)`).
     let hear: @Sendable (ListResource<Remote>, any Sendable) -> Void
     let release: @Sendable (ObjectIdentifier) -> Void
-    /// Queues the items the list shows for its store's persistence, after they may have changed; `nil` when the
-    /// store persists nothing or the items are not `Codable`.
-    var persist: (@Sendable (ListResource<Remote>) -> Void)? = nil
-    /// Where its changes go when the server is unreachable, when its store has an outbox.
-    var outbox: OutboxLink? = nil
+    /// What a store extension runs after the items the list shows may have changed (persistence queues them);
+    /// `nil` when none does.
+    package var afterNews: (@Sendable (ListResource<Remote>) -> Void)? = nil
+    /// What runs its changes, when a store extension does (the outbox).
+    package var mutations: (any MutationWrapping)? = nil
     /// Whether the items the list started from came from the store's persistence.
     var isRestored = false
     /// When they were loaded, on the session's clock (`nil` when that is unknown).
@@ -63,38 +64,8 @@ extension ResourceStore {
         }
     }
 
-    /// The live resource of item `id`, made if none is alive; with a ``persistence``, a new one starts from the
-    /// persisted value when neither a live holder nor the store's memory has the item, and the value it shows
-    /// is persisted as it changes. See `resource(_:id:)`, the same for values that are not `Codable`.
-    /// - Parameters:
-    ///   - type: The remote type; its read request is the item's id.
-    ///   - id: The item's id.
-    /// - Returns: The resource.
-    @inlinable
-    public func resource<Remote: Readable>(_ type: Remote.Type, id: Remote.Value.ID) -> Resource<Remote>
-    where
-        Remote.Value: Identifiable & Codable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID
-    {
-        resource(
-            type, id: id,
-            isOwnItem: { news in
-                for position in news.indices where news[position].kind == .fact {
-                    if let other = news[position].value?.id, other != id { return false }
-                }
-                return true
-            }, hooks: persistence == nil ? nil : PersistenceHooks(Remote.self, id: id),
-            // Made here, in your module, so that what runs after every answer is specialized for your type.
-            persister: { hooks, persistence in Self.persister(hooks, persistence) })
-    }
-
     @usableFromInline func resource<Remote: Readable>(
-        _ type: Remote.Type, id: Remote.Value.ID, isOwnItem: @escaping @Sendable ([ResourceNews<Remote.Value>]) -> Bool,
-        hooks: PersistenceHooks<Remote.Value>? = nil,
-        persister: (
-            (PersistenceHooks<Remote.Value>, StorePersistence) ->
-                @Sendable (Resource<Remote>, [ResourceNews<Remote.Value>])
-                -> Void
-        )? = nil
+        _ type: Remote.Type, id: Remote.Value.ID, isOwnItem: @escaping @Sendable ([ResourceNews<Remote.Value>]) -> Bool
     ) -> Resource<Remote>
     where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID {
         let key = StoreKey(type: ObjectIdentifier(Remote.self), id: AnyHashable(id))
@@ -126,23 +97,24 @@ extension ResourceStore {
         var made = false
         defer { if made { membershipChanged() } }
         defer {
-            // The changes the outbox keeps of the item show in a resource made now too.
-            if made, let outbox, let resource = withRegistry({ $0.resources[key]?.object as? Resource<Remote> }) {
-                let layers = outbox.layers(ofType: item.type, item: item).compactMap {
-                    ($0 as? ItemNews<Remote.Value, Remote.Value.ID>)?.with(id: ())
-                }
-                if !layers.isEmpty { resource.hear(layers) }
+            // What an extension shows of the item (the outbox's kept changes) shows in a resource made now too.
+            if made, !extensions.isEmpty,
+                let resource = withRegistry({ $0.resources[key]?.object as? Resource<Remote> })
+            {
+                for storeExtension in extensions { storeExtension.made(resource, item: item) }
             }
         }
-        // The persisted value, read and decoded outside the registry's lock (it may wait for the disk), when
-        // nothing in memory could start the resource instead.
+        // A value an extension keeps (persistence), read outside the registry's lock (it may wait for the disk),
+        // when nothing in memory could start the resource instead.
         var restored: ResourceMachine<Remote.Value>?
-        if let hooks, let persistence,
+        if !extensions.isEmpty,
             withRegistry({
                 $0.current(key, in: $0.resources) == nil && !$0.cache.contains(item) && $0.newestKnown(item) == nil
             })
         {
-            restored = restore(hooks, from: persistence, readKey: readKey)
+            for storeExtension in extensions where restored == nil {
+                restored = storeExtension.restoredMachine(of: Remote.self, id: id, readKey: readKey, store: self)
+            }
         }
         return withRegistry { registry in
             if let existing = registry.current(key, in: registry.resources) as? Resource<Remote> { return existing }
@@ -169,9 +141,8 @@ extension ResourceStore {
                 machine = restored
                 link.restoredRank = restored.settledRank
             }
-            if let hooks, let persistence { link.persist = (persister ?? Self.persister)(hooks, persistence) }
-            if let outbox {
-                link.outbox = OutboxLink(outbox: outbox, remoteType: key.type, generation: born, item: item)
+            for storeExtension in extensions {
+                storeExtension.extend(&link, id: id, item: item, born: born, store: self)
             }
             let resource = Resource(session: session, machine: machine, link: link)
             let member = WeakMember(object: resource, generation: born)
@@ -203,38 +174,9 @@ extension ResourceStore {
         list(type, request: (), key: AnyHashable(0)) { list, news in list.receive(storeNews: news) }
     }
 
-    /// The live list for `request`, made if none is alive; with a ``persistence``, a new one starts from the
-    /// items it showed in an earlier run (its loaded pages, up to ``Listable/persistedItemLimit`` items), and
-    /// the items it shows are persisted as they change. See `list(_:request:)`, the same for items that are not
-    /// `Codable`.
-    /// - Parameters:
-    ///   - type: The remote list type.
-    ///   - request: What selects the list.
-    /// - Returns: The list.
-    @inlinable
-    public func list<Remote: Listable>(_ type: Remote.Type, request: Remote.ListRequest) -> ListResource<Remote>
-    where Remote.ListRequest: Hashable, Remote.Item: Codable {
-        list(
-            type, request: request, key: AnyHashable(request),
-            hear: { list, news in list.receive(storeNews: news) },
-            hooks: persistence == nil ? nil : ListPersistenceHooks<Remote>(request: "\(request)"))
-    }
-
-    /// The live list of a type whose lists need no request, persisted: see `list(_:request:)`.
-    /// - Parameter type: The remote list type.
-    /// - Returns: The list.
-    @inlinable
-    public func list<Remote: Listable>(_ type: Remote.Type) -> ListResource<Remote>
-    where Remote.ListRequest == Void, Remote.Item: Codable {
-        list(
-            type, request: (), key: AnyHashable(0), hear: { list, news in list.receive(storeNews: news) },
-            hooks: persistence == nil ? nil : ListPersistenceHooks<Remote>(request: ""))
-    }
-
     @usableFromInline func list<Remote: Listable>(
         _ type: Remote.Type, request: Remote.ListRequest, key id: AnyHashable,
-        hear: @escaping @Sendable (ListResource<Remote>, any Sendable) -> Void,
-        hooks: ListPersistenceHooks<Remote>? = nil
+        hear: @escaping @Sendable (ListResource<Remote>, any Sendable) -> Void
     ) -> ListResource<Remote> {
         let key = StoreKey(type: ObjectIdentifier(Remote.self), id: id)
         let itemType = ObjectIdentifier(Remote.Item.self)
@@ -253,24 +195,23 @@ extension ResourceStore {
         var made = false
         defer { if made { membershipChanged() } }
         defer {
-            // The changes the outbox keeps of the type's items show in a list made now too.
-            if made, let outbox, let list = withRegistry({ $0.lists[key]?.object as? ListResource<Remote> }) {
-                let layers = outbox.layers(ofType: itemType, item: nil).compactMap {
-                    $0 as? ItemNews<Remote.Item, Remote.Item.ID>
-                }
-                if !layers.isEmpty { list.hear(layers) }
+            // What an extension shows of the type's items (the outbox's kept changes) shows in a list made now too.
+            if made, !extensions.isEmpty, let list = withRegistry({ $0.lists[key]?.object as? ListResource<Remote> }) {
+                for storeExtension in extensions { storeExtension.made(list) }
             }
         }
-        // The persisted items, read and decoded outside the registry's lock, when no live list has the request.
+        // Items an extension keeps (persistence), read outside the registry's lock, when no live list has the
+        // request.
         var restored: (items: [Remote.Item], loadedAt: Duration?)?
-        if let hooks, let persistence, withRegistry({ $0.current(key, in: $0.lists) == nil }) {
-            restored = restoreList(hooks, from: persistence)
+        // A list that needs no request is named by nothing.
+        let requestName = request is Void ? "" : "\(request)"
+        if !extensions.isEmpty, withRegistry({ $0.current(key, in: $0.lists) == nil }) {
+            for storeExtension in extensions where restored == nil {
+                restored = storeExtension.restoredItems(of: Remote.self, request: requestName, store: self)
+            }
         }
-        if let hooks, let persistence { link.persist = Self.listPersister(hooks, persistence) }
-        if let outbox {
-            // The item is filled in per change: a list holds many.
-            link.outbox = OutboxLink(
-                outbox: outbox, remoteType: key.type, generation: born, item: StoreKey(type: itemType, id: 0))
+        for storeExtension in extensions {
+            storeExtension.extend(&link, request: requestName, born: born, store: self)
         }
         return withRegistry { registry in
             if let existing = registry.current(key, in: registry.lists) as? ListResource<Remote> { return existing }
@@ -292,12 +233,31 @@ extension ResourceStore {
     }
 }
 
+extension Resource {
+    /// What a store extension keeps of the resource: its settled value, or the value a failure keeps.
+    package func persistedSnapshot() -> ResourceMachine<Value>.Snapshot? {
+        storage.withLock { $0.machine.persistedSnapshot() }
+    }
+}
+
+extension ListResource {
+    /// What a store extension keeps of the list: its first `limit` settled items (never an optimistic
+    /// change), once a page loaded.
+    package func settledItems(limit: Int) -> [Item]? {
+        storage.withLock { storage -> [Item]? in
+            guard storage.machine.settled.pagination.pagesLoaded > 0, let items = storage.machine.settled.content.value
+            else { return nil }
+            return Array(items.prefix(limit))
+        }
+    }
+}
+
 extension Resource: StoreMember {
-    func hear(_ news: any Sendable) {
+    package func hear(_ news: any Sendable) {
         guard let news = news as? [ResourceNews<Value>] else { return }
         let now = session.timeline.now
         run(transition { $0.receive(news, now: now) })
-        link?.persist?(self, news)
+        link?.afterNews?(self, news)
     }
 
     func markStale(everything: Bool, where matches: (any Sendable) -> Bool) -> Bool {
@@ -320,10 +280,10 @@ extension Resource: StoreMember {
 }
 
 extension ListResource: StoreMember {
-    func hear(_ news: any Sendable) {
+    package func hear(_ news: any Sendable) {
         if let link {
             link.hear(self, news)
-            link.persist?(self)
+            link.afterNews?(self)
         } else {
             receive(storeNews: news)
         }

@@ -25,11 +25,9 @@ public final class ResourceStore: Sendable {
     /// The total cost (``Readable/cost(of:)``, 1 per value by default) of the values the store remembers
     /// for resources nobody holds.
     public let capacity: Int
-    /// Where the store keeps values between runs, if anywhere: see ``StorePersistence``.
-    public let persistence: StorePersistence?
-    /// The changes made while the server was unreachable, kept until they reach it: present when the
-    /// ``persistence`` has an outbox storage. See ``Outbox`` and ``OfflineQueueing``.
-    public let outbox: Outbox?
+    /// What modules beside the core add to the store (persistence, the outbox), called at fixed points of each
+    /// holder's life: see ``StoreExtension``.
+    package let extensions: [any StoreExtension]
 
     private let registry: Locked<StoreRegistry>
     /// Freed objects, queued by their `deinit` for the next access to the registry.
@@ -38,6 +36,8 @@ public final class ResourceStore: Sendable {
     /// checks before it publishes or keeps a change. Written only under the registry's lock, with
     /// ``StoreRegistry/generation``.
     let wipes = Atomic<UInt64>(0)
+    /// How many times the store was wiped, for extensions beside the core: see `wipes`.
+    package var wipeCount: UInt64 { wipes.load(ordering: .acquiring) }
     /// Who learns that the store's live objects changed (a live source following them); see
     /// ``membershipChanges()``.
     let membershipWatchers = Locked<[UInt64: AsyncStream<Void>.Continuation]>([:])
@@ -50,17 +50,41 @@ public final class ResourceStore: Sendable {
     ///   - capacity: The total cost of the freed resources' values to remember, least recently used first out:
     ///     a number of values unless a type's ``Readable/cost(of:)`` says otherwise; `0` remembers none. Live
     ///     resources and lists do not count: they are never evicted.
-    ///   - persistence: Where to keep `Codable` values between runs, so that a resource made after a restart
-    ///     starts from its last value; `nil` (the default) keeps nothing.
-    public init(session: NetworkSession, capacity: Int = 1_000, persistence: StorePersistence? = nil) {
+    public convenience init(session: NetworkSession, capacity: Int = 1_000) {
+        self.init(session: session, capacity: capacity, extensions: [])
+    }
+
+    /// Creates a store with what modules beside the core add to it (ResourceKitPersistence's
+    /// `ResourceStore(session:capacity:persistence:)` calls this).
+    package init(session: NetworkSession, capacity: Int, extensions: [any StoreExtension]) {
         self.session = session
         self.capacity = max(0, capacity)
-        self.persistence = persistence
-        outbox = persistence?.outboxStorage.map { Outbox(storage: $0) }
+        self.extensions = extensions
         registry = Locked(StoreRegistry(cache: LRUCache(capacity: max(0, capacity))))
-        outbox?.attach(self)
-        // Before anything can change: the kept changes of these types show from the store's first holder on.
-        for queueing in persistence?.queueing ?? [] { outbox?.register(queueing.lane()) }
+        for storeExtension in extensions { storeExtension.attach(to: self) }
+    }
+
+    /// The first extension of type `E`, if the store has one.
+    package func storeExtension<E: StoreExtension>(_ type: E.Type) -> E? {
+        for storeExtension in extensions { if let found = storeExtension as? E { return found } }
+        return nil
+    }
+
+    /// Removes what the store keeps of its items, in memory and on disk: the remembered values of freed
+    /// resources and, in a store with a `StorePersistence` (ResourceKitPersistence), every queued write, every
+    /// persisted entry and every change kept in the outbox (rolled back in every holder), leaving their
+    /// directories empty: a logout. Live resources and lists keep what they show until they are freed, but
+    /// nothing of theirs reaches the store again: they persist nothing, what they learn reaches no other
+    /// holder, a change they make offline is not kept (it fails as without an outbox), a live source does not
+    /// follow them, a freed one is not remembered, no new resource starts from what they show, and asking the
+    /// store for their id or request after the wipe makes a new resource or list.
+    /// - Throws: ``NetworkError/file(_:)`` when the persisted entries could not be removed.
+    public func wipe() async throws(NetworkError) {
+        withRegistry { registry in
+            registry.cache = LRUCache(capacity: capacity)
+            registry.generation = wipes.add(1, ordering: .acquiringAndReleasing).newValue
+        }
+        for storeExtension in extensions { try await storeExtension.wipe() }
     }
 
     /// The number of live resources and lists in the store.
@@ -89,7 +113,7 @@ public final class ResourceStore: Sendable {
     // MARK: News
 
     /// Hands what the resource `origin` of item `id` (`item` in the registry) learnt to every other live holder.
-    func publish<V: Identifiable & Sendable>(
+    package func publish<V: Identifiable & Sendable>(
         _ news: [ResourceNews<V>], of item: StoreKey, id: V.ID, from origin: ObjectIdentifier,
         isOwnItem: ([ResourceNews<V>]) -> Bool, label: () -> String?
     ) where V.ID: Sendable {
@@ -108,7 +132,7 @@ public final class ResourceStore: Sendable {
     /// Hands what `origin` learnt about items to every other live holder of them.
     /// - Parameter replaces: For news from the server's push (see ``apply(_:as:)``): whether it may replace
     ///   the value a holder shows of its item (a version rule); `nil` leaves that to the ranks alone.
-    func publish<V: Identifiable & Sendable>(
+    package func publish<V: Identifiable & Sendable>(
         _ news: [ItemNews<V, V.ID>], from origin: ObjectIdentifier, label: () -> String? = { nil },
         replaces: ((ItemNews<V, V.ID>, any Sendable) -> Bool)? = nil
     ) where V.ID: Sendable {

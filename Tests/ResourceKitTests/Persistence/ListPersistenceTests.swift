@@ -1,5 +1,6 @@
 import Foundation
 import ResourceKit
+import ResourceKitPersistence
 import ResourceKitTesting
 import Testing
 
@@ -70,6 +71,21 @@ struct UnkeptFeed: Listable {
         #expect(items.count == 6)
         #expect(!feed.isRestored)
         #expect(feed.restoredAge == nil)
+    }
+
+    @Test func genericCodeThatKnowsNothingOfCodableGetsAPersistedList() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            let store = try launch()
+            try await listAsGenericCodeAsks(store, RemoteFeed.self, request: "home").loadFirstPage()
+            await store.persistence?.flush()
+        }
+        let store = try launch()
+        let before = requests
+        let feed = listAsGenericCodeAsks(store, RemoteFeed.self, request: "home")
+        #expect(feed.isRestored)
+        #expect(feed.items == posts)
+        #expect(requests == before)
     }
 
     @Test func aRestoredListsNextPageLoadsItsFirstPage() async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import ResourceKit
+import ResourceKitPersistence
 import ResourceKitTesting
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import ResourceKit
+import ResourceKitPersistence
 import ResourceKitTesting
 import Synchronization
 import Testing
@@ -42,6 +43,34 @@ struct RemoteDiskPostV2: Readable {
     typealias ReadRequest = String
     static let persistenceSchema = 2
     static func readEndpoint(for id: String) -> Endpoint { Endpoint(.get, "posts").appending(id: id) }
+}
+
+/// A post that decodes and does not encode: not `Codable`, so never persisted.
+struct ReadOnlyPost: Decodable, Sendable, Equatable, Identifiable {
+    var id: String
+    var title: String
+}
+
+struct RemoteReadOnlyPost: Readable {
+    typealias Value = ReadOnlyPost
+    typealias ReadRequest = String
+    static func readEndpoint(for id: String) -> Endpoint { Endpoint(.get, "posts").appending(id: id) }
+}
+
+/// Asks the store for a resource as generic code does, knowing only that `Remote` is `Readable`: before
+/// persistence was decided when the holder is made, this call picked the overload that persists nothing.
+func resourceAsGenericCodeAsks<Remote: Readable>(
+    _ store: ResourceStore, _ type: Remote.Type, id: Remote.Value.ID
+) -> Resource<Remote>
+where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID {
+    store.resource(type, id: id)
+}
+
+/// Asks the store for a list as generic code does, knowing nothing of its items' `Codable`.
+func listAsGenericCodeAsks<Remote: Listable>(_ store: ResourceStore, _ type: Remote.Type, request: Remote.ListRequest)
+    -> ListResource<Remote> where Remote.ListRequest: Hashable
+{
+    store.list(type, request: request)
 }
 
 /// A wall clock a test moves.
@@ -220,6 +249,37 @@ extension DiskPostSuites {
             let otherUser = ResourceStore(
                 session: session, persistence: StorePersistence(storage: try FileEntryStorage(directory: other)))
             #expect(otherUser.resource(RemoteDiskPost.self, id: "42").state == .idle)
+        }
+
+        @Test func genericCodeThatKnowsNothingOfCodableGetsAPersistedResource() async throws {
+            defer { try? FileManager.default.removeItem(at: directory) }
+            do {
+                let store = try launch()
+                let post = resourceAsGenericCodeAsks(store, RemoteDiskPost.self, id: "42")
+                try await post.read("42")
+                await store.persistence?.flush()
+                #expect(try store.persistence?.storage.allKeys() == ["\(RemoteDiskPost.persistenceName)/42"])
+            }
+            let store = try launch()
+            let before = reads
+            let post = resourceAsGenericCodeAsks(store, RemoteDiskPost.self, id: "42")
+            #expect(post.state == .available(DiskPost(id: "42", title: "Hello")))
+            #expect(post.isRestored)
+            #expect(reads == before)
+        }
+
+        @Test func aValueThatIsNotCodableIsNeverPersisted() async throws {
+            defer { try? FileManager.default.removeItem(at: directory) }
+            do {
+                let store = try launch()
+                let post = store.resource(RemoteReadOnlyPost.self, id: "42")
+                try await post.read("42")
+                #expect(post.value == ReadOnlyPost(id: "42", title: "Hello"))
+                await store.persistence?.flush()
+                #expect(try store.persistence?.storage.allKeys() == [])
+            }
+            let store = try launch()
+            #expect(store.resource(RemoteReadOnlyPost.self, id: "42").state == .idle)
         }
 
         @Test func aStoreWithoutPersistenceKeepsNothing() async throws {

@@ -1,4 +1,5 @@
 import Foundation
+import ResourceKit
 import Synchronization
 
 #if canImport(Glibc)

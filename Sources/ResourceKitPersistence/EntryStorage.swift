@@ -1,4 +1,5 @@
 public import Foundation
+public import ResourceKit
 
 /// One persisted store entry: a value and what its freshness and conditional reads need after a restart.
 public struct PersistedEntry: Sendable, Equatable {
@@ -53,28 +54,28 @@ public protocol EntryStorage: Sendable {
     /// The entry stored for `key`, or `nil`: none, or one that failed its checks (dropped).
     /// - Parameter key: The entry's key.
     /// - Returns: The entry.
-    /// - Throws: ``NetworkError/file(_:)`` when the storage cannot be read at all.
+    /// - Throws: `NetworkError.file(_:)` when the storage cannot be read at all.
     func entry(for key: String) throws(NetworkError) -> PersistedEntry?
     /// Stores entries, each replacing the one of its key; when it returns, they survive a crash.
     /// - Parameter entries: The entries.
-    /// - Throws: ``NetworkError/file(_:)`` when they could not be stored; each is then old or new.
+    /// - Throws: `NetworkError.file(_:)` when they could not be stored; each is then old or new.
     func store(_ entries: [PersistedEntry]) throws(NetworkError)
     /// Removes the entries of `keys`; keys with none are ignored.
     /// - Parameter keys: The keys.
-    /// - Throws: ``NetworkError/file(_:)``.
+    /// - Throws: `NetworkError.file(_:)`.
     func removeEntries(for keys: [String]) throws(NetworkError)
     /// Removes every entry: a logout's wipe.
-    /// - Throws: ``NetworkError/file(_:)``.
+    /// - Throws: `NetworkError.file(_:)`.
     func removeAll() throws(NetworkError)
     /// The keys of the stored entries, in no particular order.
-    /// - Throws: ``NetworkError/file(_:)``.
+    /// - Throws: `NetworkError.file(_:)`.
     func allKeys() throws(NetworkError) -> [String]
     /// Stores entries and removes the entries of `keys` in one batch: what a store's writer writes at once.
     /// The default stores, then removes (two batches); ``FileEntryStorage`` writes one.
     /// - Parameters:
     ///   - entries: The entries to store.
     ///   - keys: The keys whose entries to remove; keys with none are ignored.
-    /// - Throws: ``NetworkError/file(_:)``.
+    /// - Throws: `NetworkError.file(_:)`.
     func store(_ entries: [PersistedEntry], removing keys: [String]) throws(NetworkError)
 }
 
@@ -83,7 +84,7 @@ extension EntryStorage {
     /// - Parameters:
     ///   - entries: The entries to store.
     ///   - keys: The keys whose entries to remove.
-    /// - Throws: ``NetworkError/file(_:)``.
+    /// - Throws: `NetworkError.file(_:)`.
     public func store(_ entries: [PersistedEntry], removing keys: [String]) throws(NetworkError) {
         try store(entries)
         try removeEntries(for: keys)

@@ -1,9 +1,10 @@
 import Foundation
+public import ResourceKit
 
 /// What the outbox does with the changes of one `Remote` type: made by ``OfflineQueueing/resources(_:)``,
 /// where the types are known.
 protocol OutboxLane: Sendable {
-    /// The type's ``Readable/persistenceName``: what names it in a stored change.
+    /// The type's `Readable.persistenceName`: what names it in a stored change.
     var name: String { get }
     var remoteType: ObjectIdentifier { get }
     /// Encodes an item's id and a value to show (`nil` when there is none); `nil` when either fails.
@@ -201,7 +202,7 @@ public struct OfflineQueueing: Sendable {
     /// Keeps the creates, the optimistic updates and the deletes made through the store's lists of `type`
     /// that fail because the server is unreachable, as ``resources(_:)`` does for resources. An update
     /// without an `optimistic` item is not kept (the list cannot tell which item it changes). A kept create
-    /// shows its placeholder (``ListResource/create(_:optimistic:)``) where the lists place created items, or
+    /// shows its placeholder (`ListResource.create(_:optimistic:)`) where the lists place created items, or
     /// nowhere without one; when it lands, the lists place the server's item as they place any create.
     /// - Parameter type: The remote list type; its items and their ids must be `Codable`.
     /// - Returns: The configuration.

@@ -1,4 +1,5 @@
 public import Foundation
+public import ResourceKit
 import Synchronization
 
 #if canImport(Glibc)
@@ -100,7 +101,7 @@ public final class FileEntryStorage: EntryStorage {
     /// - Parameters:
     ///   - directory: The directory; one per store and user.
     ///   - maximumBytes: The most bytes of entries to keep, least recently used first out.
-    /// - Throws: ``NetworkError/file(_:)`` when the directory cannot be made or read.
+    /// - Throws: `NetworkError.file(_:)` when the directory cannot be made or read.
     public init(directory: URL, maximumBytes: Int = 50 << 20) throws(NetworkError) {
         self.directory = directory
         self.maximumBytes = max(1, maximumBytes)
@@ -232,7 +233,7 @@ public final class FileEntryStorage: EntryStorage {
 
     /// Stores entries in one atomic batch, each replacing its key's; when it returns, they are on disk.
     /// - Parameter entries: The entries; of several with one key, the last counts.
-    /// - Throws: ``NetworkError/file(_:)``; the batch is then stored whole or not at all.
+    /// - Throws: `NetworkError.file(_:)`; the batch is then stored whole or not at all.
     public func store(_ entries: [PersistedEntry]) throws(NetworkError) {
         try storeBatch(entries, removing: [])
     }
@@ -268,14 +269,14 @@ public final class FileEntryStorage: EntryStorage {
     /// - Parameters:
     ///   - entries: The entries to store; of several with one key, the last counts.
     ///   - keys: The keys whose entries to remove; keys with none, or with an entry in `entries`, are ignored.
-    /// - Throws: ``NetworkError/file(_:)``; the batch is then stored whole or not at all.
+    /// - Throws: `NetworkError.file(_:)`; the batch is then stored whole or not at all.
     public func store(_ entries: [PersistedEntry], removing keys: [String]) throws(NetworkError) {
         try storeBatch(entries, removing: keys)
     }
 
     /// Removes the entries of `keys` in one atomic batch; keys with none are ignored.
     /// - Parameter keys: The keys.
-    /// - Throws: ``NetworkError/file(_:)``.
+    /// - Throws: `NetworkError.file(_:)`.
     public func removeEntries(for keys: [String]) throws(NetworkError) {
         guard !keys.isEmpty else { return }
         try write { () throws(NetworkError) in
@@ -286,7 +287,7 @@ public final class FileEntryStorage: EntryStorage {
     }
 
     /// Removes every entry and every file.
-    /// - Throws: ``NetworkError/file(_:)`` when the directory cannot be synced.
+    /// - Throws: `NetworkError.file(_:)` when the directory cannot be synced.
     public func removeAll() throws(NetworkError) {
         writing.lock()
         defer { writing.unlock() }
@@ -332,7 +333,7 @@ public final class FileEntryStorage: EntryStorage {
 
     /// The keys of the stored entries.
     /// - Returns: The keys.
-    /// - Throws: ``NetworkError/file(_:)`` when the files, changed by another storage, cannot be read again.
+    /// - Throws: `NetworkError.file(_:)` when the files, changed by another storage, cannot be read again.
     public func allKeys() throws(NetworkError) -> [String] {
         try refreshIfChanged()
         return index.withLock { Array($0.entries.keys) }

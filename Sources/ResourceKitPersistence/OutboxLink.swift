@@ -1,8 +1,9 @@
 import Foundation
+import ResourceKit
 import Synchronization
 
 /// How a store's resource or list reaches the store's outbox.
-struct OutboxLink: Sendable {
+struct OutboxLink: MutationWrapping {
     let outbox: Outbox
     let remoteType: ObjectIdentifier
     /// The store's wipe generation when the holder was made: a holder made before the last wipe keeps nothing.
@@ -11,40 +12,52 @@ struct OutboxLink: Sendable {
     var item: StoreKey?
 
     /// The same link for item `id` of a list.
-    func item(_ id: some Hashable & Sendable) -> OutboxLink {
+    func item(_ id: AnyHashable) -> any MutationWrapping {
         var link = self
-        link.item = link.item.map { StoreKey(type: $0.type, id: AnyHashable(id)) }
+        link.item = link.item.map { StoreKey(type: $0.type, id: id) }
         return link
     }
 
     /// The same link for a create of a list: no item yet.
-    var creating: OutboxLink {
+    var creating: any MutationWrapping {
         var link = self
         link.item = nil
         return link
     }
 
+    func run<Outcome>(
+        _ kind: MutationKind, showing value: (any Sendable)?, shownID: AnyHashable?, _ endpoint: Endpoint,
+        _ session: NetworkSession, _ send: (Endpoint) async throws(NetworkError) -> Outcome
+    ) async throws(NetworkError) -> MutationResult<Outcome> {
+        let change: PendingChange.Kind =
+            switch kind {
+            case .create: .create
+            case .update: .update
+            case .delete: .delete
+            }
+        return try await Self.sendOrKeep(change, showing: value, shownID: shownID, endpoint, session, self, send)
+    }
+
     /// Sends a change; when the outbox keeps `remoteType`'s changes, sends it with a fresh `Idempotency-Key` and
     /// keeps it under that key when the server is unreachable, or keeps it at once when an earlier change of
     /// the item is kept (so that the two reach the server in order). A kept change throws
-    /// ``NetworkError/queued(_:)``. A change of a type the outbox does not keep fails while one of its item is
+    /// `NetworkError.queued(_:)` (`MutationResult.kept(_:)`; any other error it throws). A change of a type the outbox does not keep fails while one of its item is
     /// kept, rather than overtake it.
     /// `shownID` is the id of the item a create shows meanwhile (it names no item of the server).
     static func sendOrKeep<Outcome>(
         _ kind: PendingChange.Kind, showing value: (any Sendable)?, shownID: AnyHashable? = nil, _ endpoint: Endpoint,
-        _ session: NetworkSession, _ link: OutboxLink?, _ send: (Endpoint) async throws(NetworkError) -> Outcome
-    ) async throws(NetworkError) -> Outcome {
-        guard let link else { return try await send(endpoint) }
+        _ session: NetworkSession, _ link: OutboxLink, _ send: (Endpoint) async throws(NetworkError) -> Outcome
+    ) async throws(NetworkError) -> MutationResult<Outcome> {
         // A holder from before the last wipe (an old screen of the previous user): its changes go to the server
         // or fail, never into the emptied outbox, to be sent later with someone else's credentials.
-        guard link.outbox.isCurrent(link.generation) else { return try await send(endpoint) }
+        guard link.outbox.isCurrent(link.generation) else { return .sent(try await send(endpoint)) }
         guard link.outbox.accepts(link.remoteType) else {
             if let item = link.item, link.outbox.holdsChanges(of: item) {
                 throw .invalidRequest(
                     "an earlier change of this item waits in the outbox, and changes of this type are not kept "
                         + "(the store's queueWhenOffline): sent now, this one would reach the server before it")
             }
-            return try await send(endpoint)
+            return .sent(try await send(endpoint))
         }
         // The key of the first attempt is the key of every later one: a change the server took before the
         // connection dropped is not applied twice by a server that honours the header.
@@ -57,14 +70,15 @@ struct OutboxLink: Sendable {
                 session: session, original: error)
         }
         if let item = link.item, link.outbox.holdsChanges(of: item) {
-            throw await keep(
-                after: .invalidRequest(
-                    "an earlier change of this item waits in the outbox, and this one could not be kept"))
+            return try await kept(
+                keep(
+                    after: .invalidRequest(
+                        "an earlier change of this item waits in the outbox, and this one could not be kept")))
         }
         do {
-            return try await send(keyed)
+            return .sent(try await send(keyed))
         } catch  where error.isUnreachable {
-            throw await keep(after: error)
+            return try await kept(keep(after: error))
         }
     }
 }
@@ -74,6 +88,13 @@ extension Outbox {
     /// store's last wipe.
     func isCurrent(_ generation: UInt64) -> Bool {
         guard let store = state.withLock({ $0.store }) else { return true }
-        return store.wipes.load(ordering: .acquiring) == generation
+        return store.wipeCount == generation
     }
+}
+
+/// A change's result once the outbox tried to keep it: kept (its caller gets `.queued`), or the error that kept
+/// it from being kept, thrown.
+private func kept<Outcome>(_ error: NetworkError) throws(NetworkError) -> MutationResult<Outcome> {
+    guard error.code == .queued else { throw error }
+    return .kept(error)
 }

@@ -1,4 +1,5 @@
 public import Foundation
+public import ResourceKit
 import Synchronization
 
 /// How a ``SealedEntryStorage`` turns a value into what is stored and back: the hook for encrypting a store's
@@ -68,7 +69,7 @@ public final class SealedEntryStorage: EntryStorage {
 
     /// Seals and stores entries.
     /// - Parameter entries: The entries.
-    /// - Throws: ``NetworkError/file(_:)`` when one could not be sealed (nothing is stored then), or what the
+    /// - Throws: `NetworkError.file(_:)` when one could not be sealed (nothing is stored then), or what the
     ///   base storage throws.
     public func store(_ entries: [PersistedEntry]) throws(NetworkError) {
         try base.store(try sealed(entries))
@@ -78,7 +79,7 @@ public final class SealedEntryStorage: EntryStorage {
     /// - Parameters:
     ///   - entries: The entries to store.
     ///   - keys: The keys whose entries to remove.
-    /// - Throws: ``NetworkError/file(_:)`` when one could not be sealed (nothing is stored or removed then), or
+    /// - Throws: `NetworkError.file(_:)` when one could not be sealed (nothing is stored or removed then), or
     ///   what the base storage throws.
     public func store(_ entries: [PersistedEntry], removing keys: [String]) throws(NetworkError) {
         try base.store(try sealed(entries), removing: keys)

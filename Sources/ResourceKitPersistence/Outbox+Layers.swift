@@ -1,3 +1,5 @@
+import ResourceKit
+
 /// Showing a kept change: the optimistic layer every holder of its item shows until the change is settled.
 extension Outbox {
     func show(_ record: OutboxRecord, lane: any OutboxLane) {

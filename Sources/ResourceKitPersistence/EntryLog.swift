@@ -1,4 +1,5 @@
 import Foundation
+import ResourceKit
 
 #if canImport(Glibc)
     import Glibc
@@ -314,7 +315,7 @@ final class EntryDirectoryLock: Sendable {
 
     init(directory prefix: String) { path = prefix + ".lock" }
 
-    /// The lock file's token now; ``Token/absent`` when there is none.
+    /// The lock file's token now; `Token.absent` when there is none.
     func token() -> Token {
         if let current = handle.withLock({ $0 }) {
             let token = current.token()

@@ -1,24 +1,8 @@
 import Foundation
+import ResourceKit
 import Synchronization
 
 extension ResourceStore {
-    /// Removes what the store keeps of its items, in memory and on disk: the remembered values of freed
-    /// resources, every queued write, every persisted entry, and every change kept in the ``outbox`` (rolled
-    /// back in every holder): a logout. The directories are left empty. Live resources and lists keep what
-    /// they show until they are freed, but nothing of theirs reaches the store again: they persist nothing,
-    /// what they learn reaches no other holder, a change they make offline is not kept (it fails as without an
-    /// outbox), a live source does not follow them, a freed one is not remembered, no new resource starts from
-    /// what they show, and asking the store for their id or request after the wipe makes a new resource or list.
-    /// - Throws: ``NetworkError/file(_:)`` when the persisted entries could not be removed.
-    public func wipe() async throws(NetworkError) {
-        withRegistry { registry in
-            registry.cache = LRUCache(capacity: capacity)
-            registry.generation = wipes.add(1, ordering: .acquiringAndReleasing).newValue
-        }
-        try await outbox?.wipe()
-        try await persistence?.wipe()
-    }
-
     /// The machine of a resource starting from its persisted value, or `nil` when there is none that decodes
     /// (an entry of another schema, or one that no longer decodes, is removed, and the item is read again).
     ///
@@ -50,9 +34,6 @@ extension ResourceStore {
     /// On the caller's path it only marks the resource dirty, once per write: the writer takes the value
     /// the resource shows when it writes (so a value that changes many times before then is written once).
     /// The queued write holds the resource until then, so that a value is not lost when its resource is freed.
-    /// `@inlinable`, so that the check made after every answer runs specialized for the app's type; the write
-    /// itself is queued by generic code, once per write.
-    @inlinable
     static func persister<Remote: Readable>(
         _ hooks: PersistenceHooks<Remote.Value>, _ persistence: StorePersistence
     ) -> @Sendable (Resource<Remote>, [ResourceNews<Remote.Value>]) -> Void {
@@ -73,7 +54,6 @@ extension ResourceStore {
     }
 
     /// Queues the write of what `resource` shows when the writer takes it.
-    @usableFromInline
     static func queueWrite<Remote: Readable>(
         of resource: Resource<Remote>, _ hooks: PersistenceHooks<Remote.Value>, _ persistence: StorePersistence,
         _ dirty: DirtyFlag
@@ -81,7 +61,7 @@ extension ResourceStore {
         persistence.save(hooks.key) {
             // Cleared before the value is taken: a change after this point queues another write.
             dirty.clear()
-            guard let snapshot = resource.storage.withLock({ $0.machine.persistedSnapshot() }) else { return nil }
+            guard let snapshot = resource.persistedSnapshot() else { return nil }
             let now = resource.session.timeline.now
             let wallNow = persistence.now()
             guard let data = hooks.encode(snapshot.value) else { return nil }
@@ -96,27 +76,30 @@ extension ResourceStore {
 }
 
 /// Whether a resource's value waits in the write queue.
-@usableFromInline final class DirtyFlag: Sendable {
+final class DirtyFlag: Sendable {
     private let dirty = Atomic<Bool>(false)
 
-    @usableFromInline init() {}
-
     /// Marks it dirty; `true` when it was not already.
-    @usableFromInline func mark() -> Bool { !dirty.exchange(true, ordering: .acquiringAndReleasing) }
+    func mark() -> Bool { !dirty.exchange(true, ordering: .acquiringAndReleasing) }
 
-    @usableFromInline func clear() { dirty.store(false, ordering: .releasing) }
+    func clear() { dirty.store(false, ordering: .releasing) }
 }
 
-/// How a store's list of one `Remote` type persists its items; made where the items are `Codable`.
-@usableFromInline struct ListPersistenceHooks<Remote: Listable>: Sendable {
+/// How a store's list of one `Remote` type persists its items: made when the items are `Codable`.
+struct ListPersistenceHooks<Remote: Listable>: Sendable {
     let key: String
     let encode: @Sendable ([Remote.Item]) -> Data?
     let decode: @Sendable (Data) -> [Remote.Item]?
 
-    @usableFromInline init(request: String) where Remote.Item: Codable {
+    /// The hooks of the list for the request named `request`, or `nil` when its items are not `Codable`.
+    init?(request: String) {
+        guard [Remote.Item].self is any Codable.Type else { return nil }
         key = "list:\(String(reflecting: Remote.self))/\(request)"
-        encode = { try? entryEncoder.encode($0) }
-        decode = { try? entryDecoder.decode([Remote.Item].self, from: $0) }
+        encode = { ($0 as? any Encodable).flatMap { try? entryEncoder.encode($0) } }
+        decode = { data in
+            guard let decodable = [Remote.Item].self as? any Decodable.Type else { return nil }
+            return (try? entryDecoder.decode(decodable, from: data)) as? [Remote.Item]
+        }
     }
 }
 
@@ -139,7 +122,7 @@ extension ResourceStore {
     }
 
     /// What queues a list's items for persistence after they may have changed: its first
-    /// ``Listable/persistedItemLimit`` settled items (never an optimistic change), taken by the writer when it
+    /// `Listable.persistedItemLimit` settled items (never an optimistic change), taken by the writer when it
     /// writes, as for a resource.
     static func listPersister<Remote: Listable>(
         _ hooks: ListPersistenceHooks<Remote>, _ persistence: StorePersistence
@@ -153,15 +136,7 @@ extension ResourceStore {
             persistence.save(hooks.key) {
                 dirty.clear()
                 // The queued write holds the list until then, so that its items are not lost when it is freed.
-                guard
-                    let items = list.storage.withLock({ storage -> [Remote.Item]? in
-                        guard storage.machine.settled.pagination.pagesLoaded > 0,
-                            let items = storage.machine.settled.content.value
-                        else { return nil }
-                        return Array(items.prefix(limit))
-                    }),
-                    let data = hooks.encode(items)
-                else { return nil }
+                guard let items = list.settledItems(limit: limit), let data = hooks.encode(items) else { return nil }
                 return PersistedEntry(key: hooks.key, value: data, loadedAt: persistence.now())
             }
         }

@@ -1,4 +1,5 @@
 import Foundation
+public import ResourceKit
 import Synchronization
 
 /// Changes made while the server was unreachable, kept on disk in order until they reach it: a store's
@@ -23,12 +24,12 @@ import Synchronization
 /// - **What is kept.** An update or delete through a store's resource of a type its persistence lists as
 ///   ``OfflineQueueing/resources(_:)``, or a create, update or delete through a store's list of a type it lists
 ///   as ``OfflineQueueing/list(_:)``, that fails because the server cannot be reached
-///   (``NetworkError/isUnreachable``), and every later change of an item that still has one kept. The call
-///   throws ``NetworkError/queued(_:)`` once the change is stored durably; from then on it survives a crash.
+///   (`NetworkError.isUnreachable`), and every later change of an item that still has one kept. The call
+///   throws `NetworkError.queued(_:)` once the change is stored durably; from then on it survives a crash.
 /// - **Shown everywhere.** Every resource and list holding the item shows the change (an update's optimistic
 ///   value, a deletion's absence) over the server's value until it lands or is rolled back, in objects made
 ///   later too, and after a restart in a store that lists the type again. A kept create shows its placeholder
-///   (``ListResource/create(_:optimistic:)``) where the lists place created items, or nowhere without one.
+///   (`ListResource.create(_:optimistic:)`) where the lists place created items, or nowhere without one.
 /// - **Replay.** ``replay()`` sends the kept changes in the order they were made, one at a time, each with
 ///   its ``PendingChange/id`` as `Idempotency-Key` (the key its first attempt was sent with). A change that
 ///   lands is shown as the server answered (one whose answer does not decode has landed, and is read again).
@@ -122,7 +123,7 @@ public final class Outbox: Sendable {
     public var pending: [PendingChange] { state.withLock { $0.records.map(\.change) } }
 
     /// The error of the last call to the storage, if it failed: reading the kept changes at launch, keeping a
-    /// change (the call then threw the server's error, not ``NetworkError/queued(_:)``), or removing one that
+    /// change (the call then threw the server's error, not `NetworkError.queued(_:)`), or removing one that
     /// landed (it is then sent again at the next launch, with the same `Idempotency-Key`). `nil` when the last
     /// call succeeded.
     public var lastError: NetworkError? { state.withLock { $0.lastError } }
@@ -230,7 +231,7 @@ public final class Outbox: Sendable {
     /// sent. A change being sent right now cannot be cancelled.
     /// - Parameter id: The change's ``PendingChange/id``.
     /// - Returns: Whether the change was found and cancelled.
-    /// - Throws: ``NetworkError/file(_:)`` when the storage could not remove it; it is then kept.
+    /// - Throws: `NetworkError.file(_:)` when the storage could not remove it; it is then kept.
     @discardableResult
     public func cancel(_ id: String) async throws(NetworkError) -> Bool {
         // Out of the list at once, so that a replay starting now does not send it.
@@ -295,7 +296,7 @@ public final class Outbox: Sendable {
     }
 
     /// Keeps a change that could not reach the server, once it is stored durably; returns the error its call
-    /// throws: ``NetworkError/queued(_:)``, or `original` when it could not be kept.
+    /// throws: `NetworkError.queued(_:)`, or `original` when it could not be kept.
     /// - Parameter key: The change's id: the `Idempotency-Key` its first attempt was sent with.
     func keep(
         _ kind: PendingChange.Kind, key: String, remoteType: ObjectIdentifier, id: AnyHashable?,

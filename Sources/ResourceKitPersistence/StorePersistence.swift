@@ -1,7 +1,8 @@
 public import Foundation
+public import ResourceKit
 import Synchronization
 
-/// Where a ``ResourceStore`` keeps its values between runs, and the queue that writes them there.
+/// Where a `ResourceStore` keeps its values between runs, and the queue that writes them there.
 ///
 /// ```swift
 /// let directory = applicationSupport.appendingPathComponent("store/\(userID)")  // one per user
@@ -232,19 +233,24 @@ public final class StorePersistence: Sendable {
 }
 
 /// How a store's resource of one `Remote` type persists its value; made where `Value` is `Codable`.
-@usableFromInline struct PersistenceHooks<Value: Sendable>: Sendable {
-    @usableFromInline let key: String
+/// How a store's resource of one item persists its value: made when the value is `Codable`.
+struct PersistenceHooks<Value: Sendable>: Sendable {
+    let key: String
     let schema: Int
     let encode: @Sendable (Value) -> Data?
     let decode: @Sendable (Data) -> Value?
 
-    @usableFromInline init<Remote: Readable>(_ type: Remote.Type, id: some Sendable)
-    where Remote.Value == Value, Value: Codable {
+    /// The hooks of item `id` of `Remote`, or `nil` when its value is not `Codable` (it is not persisted).
+    init?<Remote: Readable>(_ type: Remote.Type, id: some Sendable) where Remote.Value == Value {
+        guard Value.self is any Codable.Type else { return nil }
         // By `Remote` type, not only by item: the validators kept are those of this type's read.
         key = Self.key(Remote.persistenceName, id)
         schema = Remote.persistenceSchema
-        encode = { try? entryEncoder.encode($0) }
-        decode = { try? entryDecoder.decode(Value.self, from: $0) }
+        encode = { ($0 as? any Encodable).flatMap { try? entryEncoder.encode($0) } }
+        decode = { data in
+            guard let decodable = Value.self as? any Decodable.Type else { return nil }
+            return (try? entryDecoder.decode(decodable, from: data)) as? Value
+        }
     }
 
     /// The key of item `id` of the type named `name`.

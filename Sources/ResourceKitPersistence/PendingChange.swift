@@ -1,4 +1,5 @@
 public import Foundation
+public import ResourceKit
 
 /// A change kept in a store's ``Outbox`` until the server takes it: what ``Outbox/pending`` lists.
 public struct PendingChange: Sendable, Identifiable, Hashable, CustomStringConvertible {
@@ -26,7 +27,7 @@ public struct PendingChange: Sendable, Identifiable, Hashable, CustomStringConve
     public let sequence: UInt64
     /// What it does.
     public let kind: Kind
-    /// The ``Readable/persistenceName`` of its `Remote` type.
+    /// The `Readable.persistenceName` of its `Remote` type.
     public let typeName: String
     /// Its item's id, as text; empty for a create.
     public let itemID: String
@@ -122,7 +123,7 @@ struct OutboxRecord: Codable, Sendable {
 
 extension NetworkError.Code {
     /// A change made while the server was unreachable was kept in the store's ``Outbox``, to be sent
-    /// later: ``NetworkError/queuedChange`` names it.
+    /// later: `NetworkError.queuedChange` names it.
     public static let queued = NetworkError.Code("queued")
 }
 
@@ -133,6 +134,6 @@ extension NetworkError {
     /// - Parameter change: The ``PendingChange/id`` of the kept change (its `Idempotency-Key`).
     public static func queued(_ change: String) -> NetworkError { NetworkError(.queued, detail: change) }
 
-    /// The ``PendingChange/id`` of the change a ``Code/queued`` error kept in the outbox.
+    /// The ``PendingChange/id`` of the change a `Code.queued` error kept in the outbox.
     public var queuedChange: String? { code == .queued ? message : nil }
 }

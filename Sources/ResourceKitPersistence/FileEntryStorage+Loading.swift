@@ -1,4 +1,5 @@
 import Foundation
+import ResourceKit
 
 #if canImport(Glibc)
     import Glibc

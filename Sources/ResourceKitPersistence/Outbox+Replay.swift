@@ -1,4 +1,5 @@
 import Foundation
+import ResourceKit
 
 /// Sending the kept changes: one replay at a time, in order, and what each answer does.
 extension Outbox {

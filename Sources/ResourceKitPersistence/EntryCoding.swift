@@ -1,4 +1,5 @@
 import Foundation
+import ResourceKit
 
 /// The records of a ``FileEntryStorage`` log file. A log file is `RKLOG` and a version (8 bytes), then records:
 ///

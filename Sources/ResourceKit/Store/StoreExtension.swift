@@ -1,0 +1,88 @@
+/// What a module adds to a store from beside it (ResourceKitPersistence: values kept between runs, and the
+/// outbox): the store calls these at fixed points of a holder's life and knows nothing else of what they do.
+///
+/// The calls come in this order for a holder the store makes: `restored…` (outside the registry's lock, only
+/// when nothing in memory holds the item or the request), `extend` (under it, before the holder exists),
+/// `made` (after the lock, once the holder is registered). An extension keeps no holder: the store's links hold
+/// what it adds, and the store holds its holders weakly.
+package protocol StoreExtension: Sendable {
+    /// Called once, from the store's initializer, before the store makes any holder.
+    func attach(to store: ResourceStore)
+
+    /// The machine a new resource of item `id` starts from, when nothing in memory has the item.
+    func restoredMachine<Remote: Readable>(
+        of type: Remote.Type, id: Remote.Value.ID, readKey: RequestKey?, store: ResourceStore
+    ) -> ResourceMachine<Remote.Value>?
+    where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID
+
+    /// Adds what the extension runs for a resource to its link: after its news, and around its changes.
+    func extend<Remote: Readable>(
+        _ link: inout ResourceLink<Remote>, id: Remote.Value.ID, item: StoreKey, born: UInt64, store: ResourceStore
+    ) where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID
+
+    /// A resource of `item` was made and registered.
+    func made<Remote: Readable>(_ resource: Resource<Remote>, item: StoreKey)
+    where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID
+
+    /// The items a new list for the request named `request` starts from, and when they were loaded on the
+    /// session's clock, when no live list has the request.
+    func restoredItems<Remote: Listable>(of type: Remote.Type, request: String, store: ResourceStore)
+        -> (items: [Remote.Item], loadedAt: Duration?)?
+
+    /// Adds what the extension runs for a list to its link.
+    func extend<Remote: Listable>(
+        _ link: inout ListLink<Remote>, request: String, born: UInt64, store: ResourceStore)
+
+    /// A list was made and registered.
+    func made<Remote: Listable>(_ list: ListResource<Remote>)
+
+    /// The server's push changed item `id` of `Remote` (``ResourceStore/apply(_:as:)``); `isHeld` says
+    /// whether a live resource of the type holds it.
+    func pushed<Remote: RemoteResource>(_ type: Remote.Type, id: some Hashable & Sendable, isHeld: Bool)
+
+    /// The store was wiped (``ResourceStore/wipe()``): forget everything kept.
+    func wipe() async throws(NetworkError)
+}
+
+/// Which change a mutation makes.
+package enum MutationKind: Sendable {
+    case create, update, delete
+}
+
+/// What a change's wrapper did with it: sent it, with the server's answer, or kept it for later, with the error
+/// its caller gets (the change still shows, and settles when it is sent).
+@usableFromInline package enum MutationResult<Outcome> {
+    case sent(Outcome)
+    case kept(NetworkError)
+
+    /// The server's answer, or the error of a change kept: a list's own optimistic change then ends as on a
+    /// failure, and the change shows through the extension's layer.
+    func answer() throws(NetworkError) -> Outcome {
+        switch self {
+        case .sent(let outcome): return outcome
+        case .kept(let error): throw error
+        }
+    }
+}
+
+/// Runs a resource's or list's changes from beside the core: the outbox sends each, and keeps it when the
+/// server cannot be reached. A holder without a wrapper sends its changes itself.
+package protocol MutationWrapping: Sendable {
+    /// The same wrapper for a change of item `id` of a list.
+    func item(_ id: AnyHashable) -> any MutationWrapping
+    /// The same wrapper for a create of a list: no item yet.
+    var creating: any MutationWrapping { get }
+
+    /// Sends the change with `send`, or keeps it.
+    /// - Parameters:
+    ///   - kind: The change.
+    ///   - value: What holders show of the item meanwhile (an optimistic value), if anything.
+    ///   - shownID: The id of the item a create shows meanwhile.
+    ///   - endpoint: The change's request.
+    ///   - session: The session that sends it.
+    ///   - send: Sends an endpoint (the wrapper may add headers to it).
+    func run<Outcome>(
+        _ kind: MutationKind, showing value: (any Sendable)?, shownID: AnyHashable?, _ endpoint: Endpoint,
+        _ session: NetworkSession, _ send: (Endpoint) async throws(NetworkError) -> Outcome
+    ) async throws(NetworkError) -> MutationResult<Outcome>
+}

@@ -1,0 +1,117 @@
+import Foundation
+public import ResourceKit
+
+extension ResourceStore {
+    /// Creates a store that keeps its values between runs, and with an outbox, the changes made while the
+    /// server is unreachable.
+    /// - Parameters:
+    ///   - session: The session for every resource and list of the store.
+    ///   - capacity: The total cost of the freed resources' values to remember (see
+    ///     `ResourceStore.init(session:capacity:)`).
+    ///   - persistence: Where to keep `Codable` values between runs, so that a resource made after a restart
+    ///     starts from its last value; `nil` keeps nothing.
+    public convenience init(session: NetworkSession, capacity: Int = 1_000, persistence: StorePersistence?) {
+        self.init(
+            session: session, capacity: capacity,
+            extensions: persistence.map { [PersistenceExtension($0)] } ?? [])
+    }
+
+    /// Where the store keeps values between runs, if anywhere: see ``StorePersistence``.
+    public var persistence: StorePersistence? { storeExtension(PersistenceExtension.self)?.persistence }
+
+    /// The changes made while the server was unreachable, kept until they reach it: present when the
+    /// ``persistence`` has an outbox storage. See ``Outbox`` and ``OfflineQueueing``.
+    public var outbox: Outbox? { storeExtension(PersistenceExtension.self)?.outbox }
+}
+
+/// Persistence and the outbox, plugged into a store: what the store calls at each point of a holder's life.
+///
+/// A value is persisted when it is `Codable`, whatever the code that asked the store for its resource knows of
+/// its type: the check is made when the holder is made, not by the overload a call picks.
+final class PersistenceExtension: StoreExtension {
+    let persistence: StorePersistence
+    let outbox: Outbox?
+
+    init(_ persistence: StorePersistence) {
+        self.persistence = persistence
+        outbox = persistence.outboxStorage.map { Outbox(storage: $0) }
+    }
+
+    func attach(to store: ResourceStore) {
+        outbox?.attach(store)
+        // Before anything can change: the kept changes of these types show from the store's first holder on.
+        for queueing in persistence.queueing { outbox?.register(queueing.lane()) }
+    }
+
+    func restoredMachine<Remote: Readable>(
+        of type: Remote.Type, id: Remote.Value.ID, readKey: RequestKey?, store: ResourceStore
+    ) -> ResourceMachine<Remote.Value>?
+    where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID {
+        guard let hooks = PersistenceHooks<Remote.Value>(Remote.self, id: id) else { return nil }
+        return store.restore(hooks, from: persistence, readKey: readKey)
+    }
+
+    func extend<Remote: Readable>(
+        _ link: inout ResourceLink<Remote>, id: Remote.Value.ID, item: StoreKey, born: UInt64, store: ResourceStore
+    ) where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID {
+        if let hooks = PersistenceHooks<Remote.Value>(Remote.self, id: id) {
+            link.afterNews = ResourceStore.persister(hooks, persistence)
+        }
+        if let outbox {
+            link.mutations = OutboxLink(
+                outbox: outbox, remoteType: ObjectIdentifier(Remote.self), generation: born, item: item)
+        }
+    }
+
+    func made<Remote: Readable>(_ resource: Resource<Remote>, item: StoreKey)
+    where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID {
+        // The changes the outbox keeps of the item show in a resource made now too.
+        guard let outbox else { return }
+        let layers = outbox.layers(ofType: item.type, item: item).compactMap {
+            ($0 as? ItemNews<Remote.Value, Remote.Value.ID>)?.with(id: ())
+        }
+        if !layers.isEmpty { resource.hear(layers) }
+    }
+
+    func restoredItems<Remote: Listable>(of type: Remote.Type, request: String, store: ResourceStore)
+        -> (items: [Remote.Item], loadedAt: Duration?)?
+    {
+        guard let hooks = ListPersistenceHooks<Remote>(request: request) else { return nil }
+        return store.restoreList(hooks, from: persistence)
+    }
+
+    func extend<Remote: Listable>(
+        _ link: inout ListLink<Remote>, request: String, born: UInt64, store: ResourceStore
+    ) {
+        if let hooks = ListPersistenceHooks<Remote>(request: request) {
+            link.afterNews = ResourceStore.listPersister(hooks, persistence)
+        }
+        if let outbox {
+            // The item is filled in per change: a list holds many.
+            link.mutations = OutboxLink(
+                outbox: outbox, remoteType: ObjectIdentifier(Remote.self), generation: born,
+                item: StoreKey(type: ObjectIdentifier(Remote.Item.self), id: 0))
+        }
+    }
+
+    func made<Remote: Listable>(_ list: ListResource<Remote>) {
+        // The changes the outbox keeps of the type's items show in a list made now too.
+        guard let outbox else { return }
+        let layers = outbox.layers(ofType: ObjectIdentifier(Remote.Item.self), item: nil).compactMap {
+            $0 as? ItemNews<Remote.Item, Remote.Item.ID>
+        }
+        if !layers.isEmpty { list.hear(layers) }
+    }
+
+    func pushed<Remote: RemoteResource>(_ type: Remote.Type, id: some Hashable & Sendable, isHeld: Bool) {
+        // A persisted value of the item that no live resource of the type keeps current is out of date now:
+        // removed, so that a later launch reads the item instead of showing what it was.
+        guard !isHeld, let readable = Remote.self as? any Readable.Type else { return }
+        persistence.remove(PersistenceHooks<Remote.Value>.key(readable.persistenceName, id))
+    }
+
+    func wipe() async throws(NetworkError) {
+        try await outbox?.wipe()
+        try await persistence.wipe()
+    }
+}
