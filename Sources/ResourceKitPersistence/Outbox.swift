@@ -12,20 +12,22 @@ import Synchronization
 ///     queueWhenOffline: [.resources(RemotePost.self)])
 /// let store = ResourceStore(session: session, persistence: persistence)
 ///
-/// do {  // RemotePost: Readable & Updatable, read by the post's id
-///     try await store.resource(RemotePost.self, id: id).update(edited, optimistic: edited)
-/// } catch {
-///     guard error.code == .queued else { throw error }
-///     // kept: every holder shows `edited`, and `replay()` sends it when the server is back
-/// }
-/// await store.outbox?.replay()
+/// // RemotePost: Readable & Updatable, read by the post's id. Sent, or kept when the server cannot be
+/// // reached: either way the call returns `edited`, and every holder shows it.
+/// try await store.resource(RemotePost.self, id: id).update(edited, optimistic: edited)
+/// let waiting = store.outbox?.pending ?? []  // the kept changes, in order
+/// await store.outbox?.replay()  // sends them when the server is back
 /// ```
 ///
 /// - **What is kept.** An update or delete through a store's resource of a type its persistence lists as
 ///   ``OfflineQueueing/resources(_:)``, or a create, update or delete through a store's list of a type it lists
 ///   as ``OfflineQueueing/list(_:)``, that fails because the server cannot be reached
-///   (`NetworkError.isUnreachable`), and every later change of an item that still has one kept. The call
-///   throws `NetworkError.queued(_:)` once the change is stored durably; from then on it survives a crash.
+///   (`NetworkError.isUnreachable`), and every later change of an item that still has one kept. Once the
+///   change is stored durably (from then on it survives a crash), the call returns what the change shows: an
+///   update's or a create's optimistic value, or nothing for a deletion. A kept change that shows nothing (an
+///   update or a create without an optimistic value) has nothing to return: its call throws
+///   `NetworkError.queued(_:)`, whose `queuedChange` is the change's ``PendingChange/id``. A change kept is
+///   not a failure: the resource's state shows the change, never `failure`.
 /// - **Shown everywhere.** Every resource and list holding the item shows the change (an update's optimistic
 ///   value, a deletion's absence) over the server's value until it lands or is rolled back, in objects made
 ///   later too, and after a restart in a store that lists the type again. A kept create shows its placeholder

@@ -22,7 +22,7 @@ import Testing
 /// "ack <generation> <keys…>" on standard output once each batch is stored. PersistenceCrashTests kills it
 /// with SIGKILL at random moments and checks what survived. With a third argument `outbox`, it makes changes
 /// through a store whose server is unreachable instead, and prints "queued <id>" once each is kept in the
-/// outbox (the call threw `.queued`).
+/// outbox (the call returned the optimistic value, and the change is new in the outbox).
 ///
 /// `pb-edit DIRECTORY URL TOKEN` and `pb-replay DIRECTORY URL TOKEN IDS` are the two launches of an app against
 /// a PocketBase that PocketBaseOutboxTests halts between them (see `pocketBaseEdits` and `pocketBaseReplay`).
@@ -108,13 +108,18 @@ enum ChildProcess {
             let note = Note(id: Int(random >> 61), text: "\(seed)-\(counter)")
             counter += 1
             let resource = store.resource(RemoteNote.self, id: note.id)
+            let before = Set(store.outbox?.pending.map(\.id) ?? [])
             let result: Result<Note, NetworkError>
             do {
                 result = .success(try await resource.update(note, optimistic: note))
             } catch {
                 result = .failure(error)
             }
-            guard case .failure(let error) = result, let id = error.queuedChange else {
+            // Kept durably, the call returns the optimistic value: the kept change is the one new in the outbox.
+            let added = (store.outbox?.pending ?? []).filter { !before.contains($0.id) }
+            guard case .success(let shown) = result, shown.text == note.text, added.count == 1,
+                let id = added.first?.id
+            else {
                 FileHandle.standardError.write(Data("the change was not kept: \(result)\n".utf8))
                 exit(3)
             }
@@ -194,6 +199,7 @@ enum ChildProcess {
         }
         changes.append((resources[2], nil))
         for (resource, edited) in changes {
+            let before = Set(store.outbox?.pending.map(\.id) ?? [])
             let result: Result<PBPost?, NetworkError>
             do {
                 if let edited {
@@ -204,7 +210,10 @@ enum ChildProcess {
             } catch {
                 result = .failure(error)
             }
-            guard case .failure(let error) = result, let id = error.queuedChange else {
+            // Kept, the call returns what the change shows: the edit, or nothing for the deletion.
+            let added = (store.outbox?.pending ?? []).filter { !before.contains($0.id) }
+            guard case .success(let shown) = result, shown == edited, added.count == 1, let id = added.first?.id
+            else {
                 say("not kept: \(result)")
                 exit(5)
             }

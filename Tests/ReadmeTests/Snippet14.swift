@@ -16,10 +16,7 @@ func makeStore(session: NetworkSession, userID: String, under base: URL) throws 
 func rename(_ post: Post, to title: String, in store: ResourceStore) async throws {
     var edited = post
     edited.title = title
-    do {
-        try await store.resource(RemoteEditablePost.self, id: post.id).update(edited, optimistic: edited)
-    } catch {
-        guard error.code == .queued else { throw error }
-        // Kept: every screen shows `edited`, and the outbox sends it when the server is back.
-    }
+    // Sent, or kept when the server cannot be reached: either way every screen shows `edited`, and a kept
+    // change waits in `store.outbox?.pending` until the outbox sends it. Only a real failure throws.
+    try await store.resource(RemoteEditablePost.self, id: post.id).update(edited, optimistic: edited)
 }

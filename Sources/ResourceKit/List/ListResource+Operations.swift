@@ -101,9 +101,10 @@ extension ListResource {
 extension ListResource where Remote: Creatable, Remote.Value == Remote.Item {
     /// Creates an item on the server and appends it to the list (or replaces the item with its id).
     ///
-    /// A create the store's `Outbox` keeps (`OfflineQueueing.list(_:)`, the server
-    /// unreachable) throws `NetworkError.queued(_:)`; it shows once it lands (see ``create(_:optimistic:)``
-    /// to show it meanwhile).
+    /// A create the store's outbox keeps (ResourceKitPersistence's `OfflineQueueing.list(_:)`, the server
+    /// unreachable) shows nothing until it lands, so there is no item to return: it throws
+    /// `NetworkError.queued(_:)`, with the kept change's id (see ``create(_:optimistic:)`` to show it
+    /// meanwhile, and have the call return it).
     /// - Parameter request: What to create.
     /// - Returns: The created item.
     /// - Throws: ``NetworkError``; the list is unchanged.
@@ -118,9 +119,9 @@ extension ListResource where Remote: Creatable, Remote.Value == Remote.Item {
     /// list of the item type shows it where its ``Listable/placement(ofCreated:in:)`` places created items
     /// (nowhere by default). Give it an id no real item has (a temporary one, different for each create): the
     /// server's answer, with the id it made, takes its place in the same change of state. A failed or
-    /// cancelled create removes it. A create the store's `Outbox` keeps throws `NetworkError.queued(_:)`
-    /// and stays shown, in lists made later too, until it lands or is refused; after a restart it shows only
-    /// where lists place created items (which list made it is not kept).
+    /// cancelled create removes it. A create the store's outbox keeps (the server unreachable) returns
+    /// `optimistic`, which stays shown, in lists made later too, until it lands or is refused; after a restart
+    /// it shows only where lists place created items (which list made it is not kept).
     /// - Parameters:
     ///   - request: What to create.
     ///   - optimistic: The item to show until the server answers.
@@ -145,9 +146,15 @@ extension ListResource where Remote: Creatable, Remote.Value == Remote.Item {
             }
             // Without a wrapper, straight to the server: the wrapper's path adds async frames to every change.
             guard let mutations else { return try await send(endpoint) }
-            return try await mutations.run(
-                .create, showing: showing, shownID: showing.map { AnyHashable($0.id) }, endpoint, session, send
-            ).answer()
+            return Outcome(
+                try await mutations.run(
+                    .create, showing: showing, shownID: showing.map { AnyHashable($0.id) }, endpoint, session, send))
+        }
+        // Kept for later (the outbox): its placeholder shows where lists place created items, and is the answer
+        // for now. Kept with nothing to show, the caller hears that it was kept.
+        if case .handedOff(let error) = outcome {
+            guard let showing else { throw error }
+            return showing
         }
         guard case .inserted(let item) = outcome else { throw .invalidRequest("create returned no item") }
         return item
@@ -169,8 +176,9 @@ extension ListResource where Remote: Updatable, Remote.Value == Remote.Item {
     /// The list, and in a ``ResourceStore`` every live resource and list holding the item, show `optimistic`
     /// until the server answers; then its answer. A failed or cancelled update removes the optimistic value
     /// (and only it: a later optimistic change of the same item still shows), leaving every holder as it
-    /// would be without it. An update the store's `Outbox` keeps (`OfflineQueueing.list(_:)`,
-    /// the server unreachable) throws `NetworkError.queued(_:)` and stays shown until it is sent.
+    /// would be without it. An update the store's outbox keeps (ResourceKitPersistence's
+    /// `OfflineQueueing.list(_:)`, the server unreachable) returns `optimistic`, which stays shown until it is
+    /// sent. (The outbox keeps a list's update only with an optimistic item: it names the item.)
     /// - Parameters:
     ///   - request: The update.
     ///   - optimistic: The item to show until the server answers.
@@ -194,9 +202,14 @@ extension ListResource where Remote: Updatable, Remote.Value == Remote.Item {
                 return .replaced(try Remote.value(fromUpdate: response))
             }
             guard let mutations else { return try await send(endpoint) }
-            return try await mutations.run(
-                .update, showing: showing?.fact.value, shownID: nil, endpoint, session, send
-            ).answer()
+            return Outcome(
+                try await mutations.run(.update, showing: showing?.fact.value, shownID: nil, endpoint, session, send))
+        }
+        // Kept for later (the outbox, which keeps a list's update only with its optimistic item): every holder
+        // shows the optimistic item, and it is the answer for now.
+        if case .handedOff(let error) = outcome {
+            guard let shown = showing?.fact.value else { throw error }
+            return shown
         }
         guard case .replaced(let item) = outcome else { throw .invalidRequest("update returned no item") }
         return item
@@ -214,7 +227,8 @@ extension ListResource where Remote: Deletable, Remote.Value == Remote.Item {
 
     /// Deletes an item on the server; with `optimistic`, leaves it out of the list (and, in a
     /// ``ResourceStore``, out of every list and resource holding it) at once. A failed or cancelled delete
-    /// brings it back; one the store's `Outbox` keeps throws `NetworkError.queued(_:)` and stays shown.
+    /// brings it back; one the store's outbox keeps (the server unreachable) returns, and the deletion stays
+    /// shown until it is sent.
     /// - Parameters:
     ///   - item: The item to delete.
     ///   - optimistic: Whether to show the deletion before the server answers.
@@ -234,7 +248,8 @@ extension ListResource where Remote: Deletable, Remote.Value == Remote.Item {
                 return try Remote.value(fromDelete: response).map { .replaced($0) } ?? .removed(id)
             }
             guard let mutations else { return try await send(endpoint) }
-            return try await mutations.run(.delete, showing: nil, shownID: nil, endpoint, session, send).answer()
+            // Kept for later (the outbox), the deletion shows everywhere: the call returns.
+            return Outcome(try await mutations.run(.delete, showing: nil, shownID: nil, endpoint, session, send))
         }
     }
 }

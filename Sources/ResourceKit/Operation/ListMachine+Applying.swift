@@ -68,7 +68,7 @@ extension ListMachine {
         case .inserted(let item): (id, change) = (item.id, .inserted(item))
         case .replaced(let item): (id, change) = (item.id, .replaced(item))
         case .removed(let removed): (id, change) = (removed, .removed)
-        case .page, .unchanged: return false
+        case .page, .unchanged, .handedOff: return false
         }
         let rank = book.tick()
         changes[id] = (rank, change)

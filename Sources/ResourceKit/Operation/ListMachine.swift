@@ -11,6 +11,17 @@
     case removed(Item.ID)
     /// Nothing to load: the end of the list.
     case unchanged
+    /// A change handed to a store extension that shows it until it settles (the outbox keeps it): nothing
+    /// lands now, and the error says why.
+    case handedOff(NetworkError)
+
+    /// What a change's wrapper did, as an outcome.
+    @inlinable init(_ result: MutationResult<Self>) {
+        switch result {
+        case .sent(let outcome): self = outcome
+        case .kept(let error): self = .handedOff(error)
+        }
+    }
 }
 
 /// What the work of a list operation is given.

@@ -106,6 +106,10 @@ extension Resource where Remote: Creatable {
 
 extension Resource where Remote: Updatable {
     /// Updates the value on the server; the resource then holds the updated value.
+    ///
+    /// An update kept by the store's outbox (the server unreachable; see ``update(_:optimistic:)``) shows
+    /// nothing meanwhile, so there is no value to return: it throws `NetworkError.queued(_:)`, with the kept
+    /// change's id. Give an optimistic value to have the call return it instead.
     /// - Parameter request: The update.
     /// - Returns: The updated value.
     /// - Throws: ``NetworkError``.
@@ -120,9 +124,9 @@ extension Resource where Remote: Updatable {
     /// `optimistic` from this call on. When the server answers, they show its answer; when the update fails
     /// or is cancelled, the optimistic value goes away and each shows what it would show without it: the
     /// value before, or the next optimistic change still pending. Only this resource shows the failure. In a
-    /// store that keeps this type's changes offline (`OfflineQueueing.resources(_:)`), an update the
-    /// server cannot be reached for throws `NetworkError.queued(_:)` instead, and `optimistic` stays shown
-    /// until the `Outbox` sends it.
+    /// store that keeps this type's changes offline (ResourceKitPersistence's `OfflineQueueing.resources(_:)`),
+    /// an update the server cannot be reached for is kept in the outbox: the call returns `optimistic`, which
+    /// every holder shows until the outbox sends the update (the outbox's `pending` lists it).
     /// - Parameters:
     ///   - request: The update.
     ///   - optimistic: The value to show until the server answers.
@@ -147,6 +151,12 @@ extension Resource where Remote: Updatable {
             guard let mutations else { return try await send(endpoint) }
             return .init(
                 try await mutations.run(.update, showing: showing?.value, shownID: nil, endpoint, session, send))
+        }
+        // Kept for later (the outbox): every holder shows the optimistic value, and it is the answer for now.
+        // Kept with nothing to show, the caller hears that it was kept.
+        if case .handedOff(let error) = outcome {
+            guard case .value(let shown)? = showing else { throw error }
+            return shown
         }
         return try Self.value(of: outcome)
     }
@@ -180,8 +190,9 @@ extension Resource where Remote: Deletable {
     ///
     /// With `optimistic`, the resource is `.idle` (`loading(previous: nil)` while the request is in flight),
     /// and in a ``ResourceStore`` every list holding the item leaves it out, until the server answers; a
-    /// failed or cancelled delete brings it back everywhere. A delete kept by the store's `Outbox` (the
-    /// server unreachable) throws `NetworkError.queued(_:)` and shows the item deleted until it is sent.
+    /// failed or cancelled delete brings it back everywhere. A delete kept by the store's outbox (the server
+    /// unreachable; see ``update(_:optimistic:)``) returns `nil`, and every holder shows the item deleted
+    /// until it is sent.
     /// - Parameters:
     ///   - request: What to delete.
     ///   - optimistic: Whether to show the deletion before the server answers.
@@ -201,6 +212,7 @@ extension Resource where Remote: Deletable {
             guard let mutations else { return try await send(endpoint) }
             return .init(try await mutations.run(.delete, showing: nil, shownID: nil, endpoint, session, send))
         }
+        // Kept for later (the outbox), the deletion shows everywhere: there is no value after it.
         return outcome.value
     }
 
@@ -234,8 +246,6 @@ extension Resource {
                 }
             }
         }
-        // A change handed off (kept by the outbox) settles nothing: its caller hears why.
-        if case .success(.handedOff(let error)) = result { throw error }
         return try result.get()
     }
 

@@ -54,15 +54,6 @@ package enum MutationKind: Sendable {
 @usableFromInline package enum MutationResult<Outcome> {
     case sent(Outcome)
     case kept(NetworkError)
-
-    /// The server's answer, or the error of a change kept: a list's own optimistic change then ends as on a
-    /// failure, and the change shows through the extension's layer.
-    func answer() throws(NetworkError) -> Outcome {
-        switch self {
-        case .sent(let outcome): return outcome
-        case .kept(let error): throw error
-        }
-    }
 }
 
 /// Runs a resource's or list's changes from beside the core: the outbox sends each, and keeps it when the

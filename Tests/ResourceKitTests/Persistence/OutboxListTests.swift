@@ -19,11 +19,11 @@ extension OutboxTests {
             backend.isReachable = false
             let edited = Post(id: "42", title: "Edited in the list")
             ids.append(
-                try await expectQueued { () async throws(NetworkError) in
+                try await expectKept(store.outbox) { () async throws(NetworkError) in
                     _ = try await feed.update(edited, optimistic: edited)
                 })
             ids.append(
-                try await expectQueued { () async throws(NetworkError) in
+                try await expectKept(store.outbox) { () async throws(NetworkError) in
                     try await feed.delete(Post(id: "44", title: "Gone soon"), optimistic: true)
                 })
             // Without an optimistic item the list cannot say which item an update changes: not kept.
@@ -120,7 +120,7 @@ extension OutboxTests {
             _ = try await all.loadFirstPage()
             _ = try await latest.loadFirstPage()
             backend.isReachable = false
-            id = try await expectQueued { () async throws(NetworkError) in
+            id = try await expectKept(store.outbox) { () async throws(NetworkError) in
                 _ = try await all.create(Post(id: "", title: "Written on the train"), optimistic: draft)
             }
             // At the end of the list that made it, at the start of "latest"; it names no item of the server's.
@@ -165,7 +165,7 @@ extension OutboxTests {
         _ = try await recorder.waitForCount(1)
         backend.isReachable = false
         let draft = Post(id: "draft-1", title: "Written on the train")
-        _ = try await expectQueued { () async throws(NetworkError) in
+        _ = try await expectKept(store.outbox) { () async throws(NetworkError) in
             _ = try await latest.create(Post(id: "", title: draft.title), optimistic: draft)
         }
         #expect(latest.items.map(\.id) == ["42", "43", "44", "draft-1"])
@@ -192,7 +192,7 @@ extension OutboxTests {
         _ = try await all.loadFirstPage()
         let recorder = all.recordStates()
         backend.isReachable = false
-        _ = try await expectQueued { () async throws(NetworkError) in
+        _ = try await expectKept(store.outbox) { () async throws(NetworkError) in
             _ = try await all.create(Post(id: "", title: "Draft"), optimistic: Post(id: "draft-1", title: "Draft"))
         }
         #expect(all.state.value?.map(\.id) == ["42", "43", "44", "draft-1"])
@@ -217,7 +217,7 @@ extension OutboxTests {
         _ = try await latest.loadFirstPage()
         backend.isReachable = false
         let draft = Post(id: "draft-1", title: "Refused")
-        let id = try await expectQueued { () async throws(NetworkError) in
+        let id = try await expectKept(store.outbox) { () async throws(NetworkError) in
             _ = try await latest.create(Post(id: "42", title: "Refused"), optimistic: draft)
         }
         // At the end of the list that made it, where it was shown while it was tried.

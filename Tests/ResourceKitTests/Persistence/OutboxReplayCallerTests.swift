@@ -77,7 +77,7 @@ extension OutboxTests {
         for (post, id) in zip(posts, ["42", "43"]) { try await post.read(id) }
         var edits: [Post] = []
         for (post, id) in zip(posts, ["42", "43"]) {
-            edits.append(try await keepOffline(post, Post(id: id, title: "Edited \(id)")).post)
+            edits.append(try await keepOffline(post, Post(id: id, title: "Edited \(id)"), in: store).post)
         }
         #expect(outbox.pending.count == 2)
         backend.isReachable = true
@@ -170,7 +170,7 @@ extension OutboxTests {
         let store = ResourceStore(session: session, persistence: persistence)
         let post = store.resource(RemotePost.self, id: "42")
         try await post.read("42")
-        let (_, id) = try await keepOffline(post, Post(id: "42", title: "Edited"))
+        let (_, id) = try await keepOffline(post, Post(id: "42", title: "Edited"), in: store)
         let keys = try outboxStorage.allKeys()
         #expect(keys.count == 1)
         let stored = try #require(try outboxStorage.entry(for: keys[0])).value

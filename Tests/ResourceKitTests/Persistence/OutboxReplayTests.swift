@@ -15,12 +15,12 @@ extension OutboxTests {
         try await post.read("42")
         backend.isReachable = false
         let first = Post(id: "42", title: "First")
-        _ = try await expectQueued { () async throws(NetworkError) in
+        _ = try await expectKept(store.outbox) { () async throws(NetworkError) in
             _ = try await post.update(first, optimistic: first)
         }
         backend.isReachable = true
         let second = Post(id: "42", title: "Second")
-        _ = try await expectQueued { () async throws(NetworkError) in
+        _ = try await expectKept(store.outbox) { () async throws(NetworkError) in
             _ = try await post.update(second, optimistic: second)
         }
         #expect(writes.isEmpty)
@@ -47,7 +47,7 @@ extension OutboxTests {
         var lists = changes.makeAsyncIterator()
         #expect(await lists.next()?.count == 0)
         let edited = Post(id: "42", title: "Never sent")
-        let id = try await expectQueued { () async throws(NetworkError) in
+        let id = try await expectKept(store.outbox) { () async throws(NetworkError) in
             _ = try await post.update(edited, optimistic: edited)
         }
         #expect(await lists.next()?.map(\.id) == [id])
@@ -103,7 +103,7 @@ extension OutboxTests {
             try await post.read("42")
             backend.isReachable = false
             let edited = Post(id: "42", title: "Once")
-            _ = try await expectQueued { () async throws(NetworkError) in
+            _ = try await expectKept(store.outbox) { () async throws(NetworkError) in
                 _ = try await post.update(edited, optimistic: edited)
             }
             backend.isReachable = true
@@ -135,7 +135,7 @@ extension OutboxTests {
         // The connection drops after the request left: logged by the server, kept by the client.
         backend.injectFault(.dropConnection)
         let edited = Post(id: "42", title: "Maybe applied")
-        let id = try await expectQueued { () async throws(NetworkError) in
+        let id = try await expectKept(store.outbox) { () async throws(NetworkError) in
             _ = try await post.update(edited, optimistic: edited)
         }
         #expect(writes.map { $0.headers["Idempotency-Key"] } == [id])
@@ -150,7 +150,7 @@ extension OutboxTests {
         let post = store.resource(RemotePost.self, id: "42")
         let observing = post.states
         try await post.read("42")
-        let edited = try await keepOffline(post, Post(id: "42", title: "Kept")).post
+        let edited = try await keepOffline(post, Post(id: "42", title: "Kept"), in: store).post
         backend.isReachable = true
         for status in [401, 501, 507] {
             backend.failNext(1, status: status)
@@ -174,7 +174,7 @@ extension OutboxTests {
         let store = try launch()
         let post = store.resource(RemotePost.self, id: "42")
         try await post.read("42")
-        try await keepOffline(post, Post(id: "42", title: "Kept"))
+        try await keepOffline(post, Post(id: "42", title: "Kept"), in: store)
         backend.isReachable = true
         // Through a list whose type is not kept: it would overtake the kept change, so it fails, unsent.
         let feed = store.list(RemoteFeed.self, request: "all")
@@ -210,7 +210,7 @@ extension OutboxTests {
             try await store.resource(RemotePost.self, id: "42").read("42")
             backend.isReachable = false
             let edited = Post(id: "42", title: "First")
-            _ = try await expectQueued { () async throws(NetworkError) in
+            _ = try await expectKept(store.outbox) { () async throws(NetworkError) in
                 _ = try await store.resource(RemotePost.self, id: "42").update(edited, optimistic: edited)
             }
         }
@@ -219,7 +219,7 @@ extension OutboxTests {
         #expect(store.outbox?.pending.isEmpty == true)
         #expect(store.outbox?.lastError?.code == .file)
         let second = Post(id: "43", title: "Second")
-        _ = try await expectQueued { () async throws(NetworkError) in
+        _ = try await expectKept(store.outbox) { () async throws(NetworkError) in
             _ = try await store.resource(RemotePost.self, id: "43").update(second, optimistic: second)
         }
         storage.fails.withLock { $0 = false }
@@ -250,7 +250,7 @@ extension OutboxTests {
         let store = try launch()
         let post = store.resource(RemotePost.self, id: "42")
         try await post.read("42")
-        try await keepOffline(post, Post(id: "42", title: "Someone else's"))
+        try await keepOffline(post, Post(id: "42", title: "Someone else's"), in: store)
         try await store.wipe()
         #expect(store.outbox?.pending.isEmpty == true)
         #expect(post.state.value == Post(id: "42", title: "Hello"))
@@ -276,7 +276,7 @@ extension OutboxTests {
         #expect(post.state.value == Post(id: "42", title: "Hello"))
         // A resource made after the wipe keeps its change as usual.
         let current = store.resource(RemotePost.self, id: "43")
-        _ = try await expectQueued { () async throws(NetworkError) in
+        _ = try await expectKept(store.outbox) { () async throws(NetworkError) in
             _ = try await current.update(Post(id: "43", title: "Kept"), optimistic: Post(id: "43", title: "Kept"))
         }
         #expect(store.outbox?.pending.count == 1)
@@ -298,10 +298,10 @@ extension OutboxTests {
             try await store.resource(RemotePost.self, id: "42").read("42")
             backend.isReachable = false
             let edited = Post(id: "42", title: "Kept")
-            _ = try await expectQueued { () async throws(NetworkError) in
+            _ = try await expectKept(store.outbox) { () async throws(NetworkError) in
                 _ = try await store.resource(RemotePost.self, id: "42").update(edited, optimistic: edited)
             }
-            _ = try await expectQueued { () async throws(NetworkError) in
+            _ = try await expectKept(store.outbox) { () async throws(NetworkError) in
                 _ = try await store.resource(RemotePost.self, id: "43").delete(Post(id: "43", title: "Bye"))
             }
         }
@@ -334,7 +334,7 @@ extension OutboxTests {
         let store = try launch(outbox: storage)
         let post = store.resource(RemotePost.self, id: "42")
         try await post.read("42")
-        let (edited, id) = try await keepOffline(post, Post(id: "42", title: "Taken by the server"))
+        let (edited, id) = try await keepOffline(post, Post(id: "42", title: "Taken by the server"), in: store)
         backend.isReachable = true
         // The server takes the change; its removal from disk is held, between the answer and the landing.
         let hold = DispatchSemaphore(value: 0)

@@ -69,15 +69,30 @@ final class FlakyRemovals: EntryStorage {
     /// Takes the backend offline and updates `post` to `edited`, optimistically; the change must be kept.
     /// - Returns: The edited value, and the kept change's id.
     @discardableResult
-    func keepOffline(_ post: Resource<RemotePost>, _ edited: Post) async throws -> (post: Post, id: String) {
+    func keepOffline(
+        _ post: Resource<RemotePost>, _ edited: Post, in store: ResourceStore
+    ) async throws -> (post: Post, id: String) {
         backend.isReachable = false
-        let id = try await expectQueued { () async throws(NetworkError) in
-            _ = try await post.update(edited, optimistic: edited)
+        let id = try await expectKept(store.outbox) { () async throws(NetworkError) in
+            // Kept, not failed: the call returns what every holder shows.
+            #expect(try await post.update(edited, optimistic: edited) == edited)
         }
         return (edited, id)
     }
 
-    /// Runs `body`, which must throw `.queued`; returns the kept change's id.
+    /// Runs `body`, a change that the outbox must keep and that shows something (an optimistic value, a
+    /// deletion): it returns, and is not an error. Returns the kept change's id.
+    func expectKept(_ outbox: Outbox?, _ body: () async throws(NetworkError) -> Void) async throws -> String {
+        let outbox = try #require(outbox)
+        let before = Set(outbox.pending.map(\.id))
+        try await body()
+        let added = outbox.pending.filter { !before.contains($0.id) }
+        #expect(added.count == 1, "the change was sent, not kept")
+        return try #require(added.first).id
+    }
+
+    /// Runs `body`, a change that the outbox must keep and that shows nothing (no optimistic value): it
+    /// throws `.queued`, the only way to tell that it was kept. Returns the kept change's id.
     func expectQueued(_ body: () async throws(NetworkError) -> Void) async throws -> String {
         do {
             try await body()
@@ -87,6 +102,53 @@ final class FlakyRemovals: EntryStorage {
         }
         Issue.record("the change was sent, not kept")
         return ""
+    }
+
+    /// A kept change is a state, not a failure: the resource goes from its value to the kept one, through
+    /// `loading` while the attempt runs, and never shows `failure`; a delete returns `nil`.
+    @Test func aKeptChangeReturnsWhatItShowsAndItsStatesHoldNoFailure() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try launch()
+        let post = store.resource(RemotePost.self, id: "42")
+        let gone = store.resource(RemotePost.self, id: "43")
+        try await post.read("42")
+        try await gone.read("43")
+        let recorder = StateRecorder(post.states)
+        try await recorder.waitForCount(1)
+        backend.isReachable = false
+        let edited = Post(id: "42", title: "Kept")
+        #expect(try await post.update(edited, optimistic: edited) == edited)
+        #expect(try await gone.delete(Post(id: "43", title: "Bye"), optimistic: true) == nil)
+        #expect(gone.state == .idle)
+        #expect(store.outbox?.pending.map(\.kind) == [.update, .delete])
+        // `loading(previous: edited)` twice: the outbox's layer, shown while the attempt still runs, takes the
+        // top from the resource's own optimistic layer, and the state is published again, the same.
+        let states = try await recorder.waitForCount(4)
+        #expect(
+            states == [
+                .available(Post(id: "42", title: "Hello")), .loading(previous: edited), .loading(previous: edited),
+                .available(edited),
+            ])
+        #expect(!states.contains { if case .failure = $0 { true } else { false } })
+    }
+
+    /// Without an optimistic value, a kept update shows nothing and has no value to return: it throws
+    /// `.queued`, naming the kept change, and the resource keeps showing the server's value.
+    @Test func aKeptUpdateWithoutAnOptimisticValueThrowsQueuedAndShowsNothing() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try launch()
+        let post = store.resource(RemotePost.self, id: "42")
+        try await post.read("42")
+        backend.isReachable = false
+        let id = try await expectQueued { () async throws(NetworkError) in
+            _ = try await post.update(Post(id: "42", title: "Unseen"))
+        }
+        #expect(store.outbox?.pending.map(\.id) == [id])
+        #expect(post.state == .available(Post(id: "42", title: "Hello")))
+        backend.isReachable = true
+        await store.outbox?.replay()
+        #expect(try serverPost("42")?.title == "Unseen")
+        #expect(post.state == .available(Post(id: "42", title: "Unseen")))
     }
 
     @Test func anUpdateMadeOfflineIsKeptShownInEveryHolderAndReplayedOnce() async throws {
@@ -101,8 +163,9 @@ final class FlakyRemovals: EntryStorage {
         backend.isReachable = false
 
         let edited = Post(id: "42", title: "Edited offline")
-        let id = try await expectQueued { () async throws(NetworkError) in
-            _ = try await post.update(edited, optimistic: edited)
+        let id = try await expectKept(store.outbox) { () async throws(NetworkError) in
+            // Not an error: the call returns the value every holder shows.
+            #expect(try await post.update(edited, optimistic: edited) == edited)
         }
         // Shown at once and after the call, in the resource, the list and an object made afterwards.
         #expect(post.state == .available(edited))
@@ -150,7 +213,7 @@ final class FlakyRemovals: EntryStorage {
             for id in ["42", "43", "44"] { try await store.resource(RemotePost.self, id: id).read(id) }
             for id in ["42", "43", "44"] {
                 let post = store.resource(RemotePost.self, id: id)
-                ids.append(try await keepOffline(post, Post(id: id, title: "Edited \(id)")).id)
+                ids.append(try await keepOffline(post, Post(id: id, title: "Edited \(id)"), in: store).id)
             }
             await store.persistence?.flush()
             #expect(store.outbox?.pending.map(\.id) == ids)
@@ -178,19 +241,19 @@ final class FlakyRemovals: EntryStorage {
             let two = Post(id: "42", title: "Two")
             let three = Post(id: "43", title: "Three")
             ids.append(
-                try await expectQueued { () async throws(NetworkError) in
+                try await expectKept(store.outbox) { () async throws(NetworkError) in
                     _ = try await first.update(one, optimistic: one)
                 })
             ids.append(
-                try await expectQueued { () async throws(NetworkError) in
+                try await expectKept(store.outbox) { () async throws(NetworkError) in
                     _ = try await other.update(three, optimistic: three)
                 })
             ids.append(
-                try await expectQueued { () async throws(NetworkError) in
+                try await expectKept(store.outbox) { () async throws(NetworkError) in
                     _ = try await first.update(two, optimistic: two)
                 })
             ids.append(
-                try await expectQueued { () async throws(NetworkError) in
+                try await expectKept(store.outbox) { () async throws(NetworkError) in
                     _ = try await doomed.delete(Post(id: "44", title: "Gone soon"), optimistic: true)
                 })
             #expect(doomed.state == .idle)
@@ -228,7 +291,7 @@ final class FlakyRemovals: EntryStorage {
         let store = try launch()
         let post = store.resource(RemotePost.self, id: "43")
         try await post.read("43")
-        let edited = try await keepOffline(post, Post(id: "43", title: "Kept")).post
+        let edited = try await keepOffline(post, Post(id: "43", title: "Kept"), in: store).post
         backend.isReachable = true
         // Made after the change was kept, loaded from the server (which has the old title): shows the change.
         let feed = store.list(RemoteFeed.self, request: "later")
@@ -253,13 +316,14 @@ final class FlakyRemovals: EntryStorage {
         let bad = Post(id: "42", title: "Refused")
         let onTop = Post(id: "42", title: "On top of it")
         let fine = Post(id: "43", title: "Lands")
-        let refused = try await expectQueued { () async throws(NetworkError) in
+        let refused = try await expectKept(store.outbox) { () async throws(NetworkError) in
             _ = try await post.update(bad, optimistic: bad)
         }
-        let dependent = try await expectQueued { () async throws(NetworkError) in
+        let dependent = try await expectKept(store.outbox) { () async throws(NetworkError) in
             _ = try await post.update(onTop, optimistic: onTop)
         }
-        _ = try await expectQueued { () async throws(NetworkError) in _ = try await other.update(fine, optimistic: fine)
+        _ = try await expectKept(store.outbox) { () async throws(NetworkError) in
+            _ = try await other.update(fine, optimistic: fine)
         }
         #expect(feed.items.first { $0.id == "42" } == onTop)
 
@@ -292,7 +356,7 @@ final class FlakyRemovals: EntryStorage {
         let store = try launch()
         let post = store.resource(RemotePost.self, id: "42")
         try await post.read("42")
-        let edited = try await keepOffline(post, Post(id: "42", title: "Edited")).post
+        let edited = try await keepOffline(post, Post(id: "42", title: "Edited"), in: store).post
         await store.outbox?.replay()
         #expect(store.outbox?.pending.count == 1)
         backend.isReachable = true
