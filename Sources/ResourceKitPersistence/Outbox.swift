@@ -27,7 +27,8 @@ import Synchronization
 ///   update's or a create's optimistic value, or nothing for a deletion. A kept change that shows nothing (an
 ///   update or a create without an optimistic value) has nothing to return: its call throws
 ///   `NetworkError.queued(_:)`, whose `queuedChange` is the change's ``PendingChange/id``. A change kept is
-///   not a failure: the resource's state shows the change, never `failure`.
+///   not a failure: the resource's state never becomes `failure`, and shows the change when it has
+///   something to show.
 /// - **Shown everywhere.** Every resource and list holding the item shows the change (an update's optimistic
 ///   value, a deletion's absence) over the server's value until it lands or is rolled back, in objects made
 ///   later too, and after a restart in a store that lists the type again. A kept create shows its placeholder
@@ -125,7 +126,8 @@ public final class Outbox: Sendable {
     public var pending: [PendingChange] { state.withLock { $0.records.map(\.change) } }
 
     /// The error of the last call to the storage, if it failed: reading the kept changes at launch, keeping a
-    /// change (the call then threw the server's error, not `NetworkError.queued(_:)`), or removing one that
+    /// change (the call then throws the server's error instead of returning, or of throwing
+    /// `NetworkError.queued(_:)` for a change that shows nothing), or removing one that
     /// landed (it is then sent again at the next launch, with the same `Idempotency-Key`). `nil` when the last
     /// call succeeded.
     public var lastError: NetworkError? { state.withLock { $0.lastError } }
@@ -297,8 +299,9 @@ public final class Outbox: Sendable {
         }
     }
 
-    /// Keeps a change that could not reach the server, once it is stored durably; returns the error its call
-    /// throws: `NetworkError.queued(_:)`, or `original` when it could not be kept.
+    /// Keeps a change that could not reach the server, once it is stored durably; returns
+    /// `NetworkError.queued(_:)` when it kept it (its caller then returns what the change shows, or throws
+    /// that error when it shows nothing), or `original` when it could not be kept.
     /// - Parameter key: The change's id: the `Idempotency-Key` its first attempt was sent with.
     func keep(
         _ kind: PendingChange.Kind, key: String, remoteType: ObjectIdentifier, id: AnyHashable?,

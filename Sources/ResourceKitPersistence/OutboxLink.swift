@@ -40,9 +40,10 @@ struct OutboxLink: MutationWrapping {
 
     /// Sends a change; when the outbox keeps `remoteType`'s changes, sends it with a fresh `Idempotency-Key` and
     /// keeps it under that key when the server is unreachable, or keeps it at once when an earlier change of
-    /// the item is kept (so that the two reach the server in order). A kept change throws
-    /// `NetworkError.queued(_:)` (`MutationResult.kept(_:)`; any other error it throws). A change of a type the outbox does not keep fails while one of its item is
-    /// kept, rather than overtake it.
+    /// the item is kept (so that the two reach the server in order). A kept change is
+    /// `MutationResult.kept(_:)` with `NetworkError.queued(_:)` (its caller returns what it shows, or throws
+    /// that error when it shows nothing); any other error is thrown. A change of a type the outbox does not
+    /// keep fails while one of its item is kept, rather than overtake it.
     /// `shownID` is the id of the item a create shows meanwhile (it names no item of the server).
     static func sendOrKeep<Outcome>(
         _ kind: PendingChange.Kind, showing value: (any Sendable)?, shownID: AnyHashable? = nil, _ endpoint: Endpoint,
@@ -92,8 +93,8 @@ extension Outbox {
     }
 }
 
-/// A change's result once the outbox tried to keep it: kept (its caller gets `.queued`), or the error that kept
-/// it from being kept, thrown.
+/// A change's result once the outbox tried to keep it: kept (with `.queued`, which its caller throws only when
+/// the change shows nothing), or the error that kept it from being kept, thrown.
 private func kept<Outcome>(_ error: NetworkError) throws(NetworkError) -> MutationResult<Outcome> {
     guard error.code == .queued else { throw error }
     return .kept(error)

@@ -122,15 +122,16 @@ struct OutboxRecord: Codable, Sendable {
 }
 
 extension NetworkError.Code {
-    /// A change made while the server was unreachable was kept in the store's ``Outbox``, to be sent
-    /// later: `NetworkError.queuedChange` names it.
+    /// A change that shows nothing was kept in the store's ``Outbox`` while the server was unreachable, to be
+    /// sent later: `NetworkError.queuedChange` names it. (A kept change that shows something returns.)
     public static let queued = NetworkError.Code("queued")
 }
 
 extension NetworkError {
-    /// A change made while the server was unreachable was kept in the store's ``Outbox``: every holder of
-    /// the item shows it (an update made with an optimistic value, or a deletion), and ``Outbox/replay()``
-    /// sends it later.
+    /// Thrown when the store's ``Outbox`` kept a change that shows nothing while the server was unreachable
+    /// (`Resource.update(_:)` or `ListResource.create(_:)` without an optimistic value): there is no value to
+    /// return. ``Outbox/replay()`` sends it later. A change kept with an optimistic value, and a delete,
+    /// return normally instead.
     /// - Parameter change: The ``PendingChange/id`` of the kept change (its `Idempotency-Key`).
     public static func queued(_ change: String) -> NetworkError { NetworkError(.queued, detail: change) }
 

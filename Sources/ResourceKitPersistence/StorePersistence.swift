@@ -232,7 +232,6 @@ public final class StorePersistence: Sendable {
     }
 }
 
-/// How a store's resource of one `Remote` type persists its value; made where `Value` is `Codable`.
 /// How a store's resource of one item persists its value: made when the value is `Codable`.
 struct PersistenceHooks<Value: Sendable>: Sendable {
     let key: String

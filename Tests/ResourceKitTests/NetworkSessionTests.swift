@@ -319,6 +319,29 @@ import Testing
         #expect(!logger.events.map(\.description).joined().contains("t0k"))
     }
 
+    /// Reads the resource whose state changed, from inside `log`: under the resource's lock, it would wait
+    /// for itself.
+    final class ReadingLogger: NetworkLogging {
+        let resource = Locked<Resource<RemotePost>?>(nil)
+        let seen = Locked<[ResourceState<Post>]>([])
+        let minimumLevel = LogLevel.debug
+        func log(_ level: LogLevel, _ event: DiagnosticEvent) {
+            guard event.kind == .stateChanged, let resource = resource.withLock({ $0 }) else { return }
+            let state = resource.state
+            seen.withLock { $0.append(state) }
+        }
+    }
+
+    @Test func aLoggerMayReadTheResourceWhoseStateChanged() async throws {
+        let logger = ReadingLogger()
+        let session = makeSession(ScriptedTransport([.status(200, json: json(post))]), logger: logger)
+        let resource = Resource<RemotePost>(session: session)
+        logger.resource.withLock { $0 = resource }
+        #expect(try await resource.read("1") == post)
+        // Each read of the state came after the change it was told of.
+        #expect(logger.seen.withLock { $0 } == [.loading(previous: nil), .available(post)])
+    }
+
     @Test func eachEventComesAtItsLevel() async throws {
         let logger = EventCollector()
         let clock = ManualClock()
@@ -334,6 +357,23 @@ import Testing
         #expect(
             kinds == [.requestStarted, .requestFinished, .retry, .requestStarted, .requestFinished, .requestFailed])
         #expect(logger.levels == [.debug, .debug, .info, .debug, .debug, .error])
+    }
+
+    @Test func aCallCancelledWhileWaitingToRetryEndsWithRequestFailed() async throws {
+        let logger = EventCollector()
+        let clock = ManualClock()
+        let session = NetworkSession(
+            baseURL: "http://test.local/api", transport: ScriptedTransport([.status(503)]),
+            retry: RetryPolicy(maximumAttempts: 3, initialDelay: .seconds(1), jitter: .none), timeLimit: nil,
+            clock: clock, logger: logger)
+        let task = Task { try await session.send(Endpoint(.get, "posts")) }
+        try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.seconds(1)] }
+        task.cancel()
+        await #expect(throws: NetworkError.cancelled) { try await task.value }
+        #expect(logger.events.map(\.kind) == [.requestStarted, .requestFinished, .retry, .requestFailed])
+        #expect(logger.events.last?.error == .cancelled)
+        #expect(logger.events.last?.attempt == 1)
+        #expect(logger.levels.last == .error)
     }
 
     @Test(arguments: [(LogLevel.error, ["requestFailed"]), (.info, ["retry", "requestFailed"])])

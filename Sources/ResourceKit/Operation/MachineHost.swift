@@ -70,6 +70,8 @@ extension MachineHost {
 
     /// Applies one event to the machine; then tells Observation and delivers the change, outside the lock.
     @inlinable func transition<R>(_ event: (inout Machine) -> R) -> R {
+        // The logger's copy of a state change, handed to it after the lock: a logger may read this object.
+        var logged: DiagnosticEvent?
         let (result, changed, woken, news) = storage.withLock {
             storage -> (R, Bool, [StateReader<Machine.State>], Machine.News?) in
             let version = storage.machine.version
@@ -82,12 +84,15 @@ extension MachineHost {
             guard storage.machine.version != version else { return (result, false, [], news) }
             // Emitted under the lock, so events follow the object's transitions in order.
             if isListened, let before = storage.described?.state {
-                let after = emitStateChange(from: before, to: storage.machine.state, subject: diagnosticSubject)
+                let after: DiagnosticState
+                (after, logged) = emitStateChange(
+                    from: before, to: storage.machine.state, subject: diagnosticSubject)
                 storage.described = DescribedState(version: storage.machine.version, state: after)
             }
             guard let feed = storage.feed else { return (result, true, [], news) }
             return (result, true, feed.publish(storage.machine.state), news)
         }
+        if let logged { diagnosticsFeed.log(logged) }
         if changed { registrar.withMutation(of: self, keyPath: stateKeyPath) {} }
         if let feed = woken.first?.feed { feed.wake(woken) }
         // The store hears of it after this object's own observers, and before the caller goes on.
@@ -98,16 +103,15 @@ extension MachineHost {
 
     // Specialized in the client like the transitions that call them (unspecialized, each event cost metadata
     // lookups), but never inlined: an event in an async frame would grow every operation's task.
-    /// Returns the new state as the event describes it.
+    /// Returns the new state as the event describes it, and the event for the logger, to hand it after the lock.
     @inlinable @inline(never) func emitStateChange(
         from before: DiagnosticState, to state: Machine.State, subject: DiagnosticSubject
-    ) -> DiagnosticState {
+    ) -> (DiagnosticState, DiagnosticEvent?) {
         var record = DiagnosticRecord(.stateChanged)
         let after = Self.diagnosticState(state)
         record.previousState = before
         record.state = after
-        diagnosticsFeed.emit(record, about: subject)
-        return after
+        return (after, diagnosticsFeed.emitUnderLock(record, about: subject))
     }
 
     /// Tells the feed what a caller's ask did: answered from memory, or joined an operation in flight.

@@ -9,7 +9,7 @@
     case validated(Value, Validators)
     case removed
     /// A change handed to a store extension that shows it until it settles (the outbox keeps it): nothing
-    /// settles now, and the caller gets the error.
+    /// settles now. Its caller returns what the change shows, or throws the error when it shows nothing.
     case handedOff(NetworkError)
 
     /// What a change's wrapper did, as an outcome.

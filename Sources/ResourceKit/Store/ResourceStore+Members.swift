@@ -45,7 +45,9 @@ extension ResourceStore {
     ///
     /// Every call with the same `Remote` type and id returns the same object while anyone holds it, so its
     /// callers share one state and one request. A new one starts from the value the store remembers for the
-    /// item, if any (see ``capacity``), or `.idle`.
+    /// item, if any (see ``capacity``), or, in a store made with ResourceKitPersistence's `persistence:`, the
+    /// value kept on disk (of a `Codable` value), or `.idle`; the changes that store's outbox keeps of the item
+    /// show over it.
     /// - Parameters:
     ///   - type: The remote type; its read request is the item's id.
     ///   - id: The item's id.

@@ -49,8 +49,8 @@ package enum MutationKind: Sendable {
     case create, update, delete
 }
 
-/// What a change's wrapper did with it: sent it, with the server's answer, or kept it for later, with the error
-/// its caller gets (the change still shows, and settles when it is sent).
+/// What a change's wrapper did with it: sent it, with the server's answer, or kept it for later (the change
+/// shows, and settles when it is sent), with the error its caller throws if the change shows nothing.
 @usableFromInline package enum MutationResult<Outcome> {
     case sent(Outcome)
     case kept(NetworkError)

@@ -67,7 +67,9 @@ public struct DiagnosticEvent: Sendable, Equatable, CustomStringConvertible {
         /// ``location`` (redirected to).
         @inlinable public static var redirect: Kind { Kind(9) }
         /// A request failed for good, after its last attempt: ``requestID``, ``method``, ``url``, ``attempt``
-        /// (the last one) and ``error``, the error its caller gets.
+        /// (the last one) and ``error``: the transport's error, a response the validation refused, a failed
+        /// credential refresh, or a cancellation (in flight or while waiting to retry). Not a request's:
+        /// an error building it (before anything is sent) or decoding its body (after its `requestFinished`).
         @inlinable public static var requestFailed: Kind { Kind(10) }
 
         /// The level a logger receives the kind at: ``LogLevel/error`` for a failed request,

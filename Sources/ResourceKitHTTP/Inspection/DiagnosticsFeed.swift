@@ -92,6 +92,26 @@ public import Synchronization
         let level = record.kind.level
         // Built while `subject` and `box` hold what the record names.
         if level.rawValue >= loggedLevel, let logger { logger.log(level, DiagnosticEvent(record)) }
+        append(record, subject, box)
+    }
+
+    /// As `emit`, for an event emitted under an object's lock (a state change, which must follow the object's
+    /// transitions in order): the listeners get it now, and the logger's event is returned, for ``log(_:)``
+    /// after the lock. A logger may read the object; under its lock it would wait for itself.
+    @usableFromInline package func emitUnderLock(
+        _ record: DiagnosticRecord, about subject: DiagnosticSubject
+    ) -> DiagnosticEvent? {
+        var record = record
+        record.subjectReference = Unmanaged.passUnretained(subject)
+        let logged = record.kind.level.rawValue >= loggedLevel && logger != nil ? DiagnosticEvent(record) : nil
+        append(record, subject, nil)
+        return logged
+    }
+
+    /// Hands the logger an event ``emitUnderLock(_:about:)`` returned.
+    @usableFromInline package func log(_ event: DiagnosticEvent) { logger?.log(event.kind.level, event) }
+
+    private func append(_ record: DiagnosticRecord, _ subject: DiagnosticSubject?, _ box: DiagnosticErrorBox?) {
         guard listenerCount.load(ordering: .relaxed) > 0 else { return }
         let flushes = state.withLock { state -> [UInt64]? in
             // Optional, so that an event that wakes nobody touches no array.

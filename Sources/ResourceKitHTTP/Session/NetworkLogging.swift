@@ -8,7 +8,8 @@ public struct LogLevel: Sendable, Hashable, Comparable, Codable, CustomStringCon
 
     @inlinable init(_ rawValue: Int) { self.rawValue = rawValue }
 
-    /// Every request and response.
+    /// Every event but failures, retries and credential refreshes: requests, redirects, and the state
+    /// changes of resources and lists.
     @inlinable public static var debug: LogLevel { LogLevel(0) }
     /// Notable events.
     @inlinable public static var info: LogLevel { LogLevel(1) }
@@ -206,10 +207,11 @@ public struct LogRedaction: Sendable, Equatable {
 /// ``DiagnosticEvent/Kind/credentialRefresh`` at ``LogLevel/info``; every other kind, requests, redirects and
 /// the state changes of resources and lists, at ``LogLevel/debug``). The default, ``SilentLogger``, takes none.
 ///
-/// `log` is called on the thread that emits the event, in the order the library emits them, and for the
-/// events of a resource or list while the library holds that object's lock: it must be quick and must not
-/// call back into the library (read a resource's state, send a request), or it waits for itself. A logger
-/// that needs more hands the event off, to a buffer or a task of its own.
+/// `log` is called on the thread that emits the event, after the library released its locks: a logger may
+/// read a resource's state or a list's items. It runs on the path of the request or the change it tells of,
+/// so it should be quick; a logger that needs more hands the event off, to a buffer or a task of its own.
+/// The events of one thread reach it in the order they happened; events emitted at once on two threads may
+/// reach it in another order than a ``DiagnosticEvents`` stream, which has the library's order.
 ///
 /// ```swift
 /// struct Counter: NetworkLogging {
@@ -220,7 +222,8 @@ public struct LogRedaction: Sendable, Equatable {
 /// }
 /// ```
 public protocol NetworkLogging: Sendable {
-    /// Events below this level are not built or delivered.
+    /// Events below this level are not built or delivered. Read once, when the session is made: a logger
+    /// whose level changes later keeps the first.
     var minimumLevel: LogLevel { get }
     /// Receives one event.
     /// - Parameters:

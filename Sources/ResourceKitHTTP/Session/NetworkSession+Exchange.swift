@@ -77,6 +77,7 @@ extension NetworkSession {
             do {
                 try await timeline.sleep(until: wakeUp)
             } catch {
+                if feed.wants(.error) { emit(.requestFailed, call, exchange, attempt: call.attempt, error: .cancelled) }
                 throw .cancelled
             }
             call.attempt += 1

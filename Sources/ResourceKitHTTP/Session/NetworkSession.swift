@@ -93,7 +93,8 @@ public actor NetworkSession {
     ///     ``Endpoint/timeLimit`` replaces it. `nil`, or a limit that is not positive or above 10⁹ seconds,
     ///     means none.
     ///   - clock: Measures deadlines and waits between retries; a test can pass a manual clock.
-    ///   - redaction: What is hidden in log events: secret headers, user info in URLs and secret query items.
+    ///   - redaction: What is hidden in the session's events (its logger's and its diagnostics stream's): user
+    ///     info and secret query items in every URL, and secret header values in an event's error.
     ///   - logger: Receives events; logs nothing by default.
     ///   - activityDebounce: How long ``NetworkActivity/isBusy`` stays on after the last request ended.
     public init(
