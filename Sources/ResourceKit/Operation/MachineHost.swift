@@ -9,10 +9,6 @@ public import Observation
     @usableFromInline var machine: Machine
     /// Made by the first `states` stream: an object nobody streams publishes nothing.
     @usableFromInline var feed: StateFeed<Machine.State>?
-    /// The state as the last diagnostic event described it, and the machine's version then: the next
-    /// state change's `before`, so that a transition that changes nothing describes nothing.
-    /// A struct, not a tuple: a tuple in generic storage has its metadata looked up at run time.
-    @usableFromInline var described: DescribedState?
 
     @inlinable init(_ machine: Machine) { self.machine = machine }
 }
@@ -75,19 +71,15 @@ extension MachineHost {
         let (result, changed, woken, news) = storage.withLock {
             storage -> (R, Bool, [StateReader<Machine.State>], Machine.News?) in
             let version = storage.machine.version
-            let isListened = diagnosticsFeed.isActive
-            if isListened, storage.described?.version != version {
-                storage.described = DescribedState(version: version, state: Self.diagnosticState(storage.machine.state))
-            }
+            // The state before, as an event describes it (a few bytes), when someone listens.
+            let before = diagnosticsFeed.isActive ? Self.diagnosticState(storage.machine.state) : nil
             let result = event(&storage.machine)
             let news = storage.machine.takeNews()
             guard storage.machine.version != version else { return (result, false, [], news) }
-            // Emitted under the lock, so events follow the object's transitions in order.
-            if isListened, let before = storage.described?.state {
-                let after: DiagnosticState
-                (after, logged) = emitStateChange(
-                    from: before, to: storage.machine.state, subject: diagnosticSubject)
-                storage.described = DescribedState(version: storage.machine.version, state: after)
+            // Emitted under the lock, so events follow the object's transitions in order; the logger's copy is
+            // handed over after it.
+            if let before {
+                logged = emitStateChange(from: before, to: storage.machine.state, subject: diagnosticSubject)
             }
             guard let feed = storage.feed else { return (result, true, [], news) }
             return (result, true, feed.publish(storage.machine.state), news)
@@ -103,15 +95,14 @@ extension MachineHost {
 
     // Specialized in the client like the transitions that call them (unspecialized, each event cost metadata
     // lookups), but never inlined: an event in an async frame would grow every operation's task.
-    /// Returns the new state as the event describes it, and the event for the logger, to hand it after the lock.
+    /// Returns the event for the logger, to hand it after the lock.
     @inlinable @inline(never) func emitStateChange(
         from before: DiagnosticState, to state: Machine.State, subject: DiagnosticSubject
-    ) -> (DiagnosticState, DiagnosticEvent?) {
+    ) -> DiagnosticEvent? {
         var record = DiagnosticRecord(.stateChanged)
-        let after = Self.diagnosticState(state)
         record.previousState = before
-        record.state = after
-        return (after, diagnosticsFeed.emitUnderLock(record, about: subject))
+        record.state = Self.diagnosticState(state)
+        return diagnosticsFeed.emitUnderLock(record, about: subject)
     }
 
     /// Tells the feed what a caller's ask did: answered from memory, or joined an operation in flight.

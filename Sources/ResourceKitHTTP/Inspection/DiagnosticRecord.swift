@@ -99,17 +99,6 @@ public import Synchronization
     }
 }
 
-/// The state an object's last diagnostic event described, and the machine's version then.
-@usableFromInline package struct DescribedState: Sendable, BitwiseCopyable {
-    @usableFromInline package var version: UInt64
-    @usableFromInline package var state: DiagnosticState
-
-    @inlinable package init(version: UInt64, state: DiagnosticState) {
-        self.version = version
-        self.state = state
-    }
-}
-
 /// An error a record names, held for it by the listener's batch, like its subject.
 @usableFromInline final class DiagnosticErrorBox: Sendable {
     let error: NetworkError
