@@ -305,7 +305,8 @@ public final class Outbox: Sendable {
     /// - Parameter key: The change's id: the `Idempotency-Key` its first attempt was sent with.
     func keep(
         _ kind: PendingChange.Kind, key: String, remoteType: ObjectIdentifier, id: AnyHashable?,
-        value: (any Sendable)?, endpoint: Endpoint, session: NetworkSession, original: NetworkError
+        value: (any Sendable)?, base: MutationBase? = nil, endpoint: Endpoint, session: NetworkSession,
+        original: NetworkError
     ) async -> NetworkError {
         guard let lane = state.withLock({ $0.lanesByType[remoteType] }) else { return original }
         // A create names no item; the id it has is the one of what it shows (nothing without an optimistic item).
@@ -328,7 +329,7 @@ public final class Outbox: Sendable {
             method: endpoint.method.rawValue, path: endpoint.path,
             query: endpoint.queryItems.map { .init(name: $0.name, value: $0.value) },
             headers: endpoint.headers.map { .init(name: $0.name, value: $0.value) }, body: frozen?.body,
-            contentType: frozen?.contentType)
+            contentType: frozen?.contentType, base: base.map(OutboxRecord.Base.init))
         guard let encoded = try? JSONEncoder().encode(record) else { return original }
         do throws(NetworkError) {
             try await perform { storage throws(NetworkError) in

@@ -26,8 +26,8 @@ struct OutboxLink: MutationWrapping {
     }
 
     func run<Outcome>(
-        _ kind: MutationKind, showing value: (any Sendable)?, shownID: AnyHashable?, _ endpoint: Endpoint,
-        _ session: NetworkSession, _ send: (Endpoint) async throws(NetworkError) -> Outcome
+        _ kind: MutationKind, showing value: (any Sendable)?, shownID: AnyHashable?, base: MutationBase?,
+        _ endpoint: Endpoint, _ session: NetworkSession, _ send: (Endpoint) async throws(NetworkError) -> Outcome
     ) async throws(NetworkError) -> MutationResult<Outcome> {
         let change: PendingChange.Kind =
             switch kind {
@@ -35,7 +35,8 @@ struct OutboxLink: MutationWrapping {
             case .update: .update
             case .delete: .delete
             }
-        return try await Self.sendOrKeep(change, showing: value, shownID: shownID, endpoint, session, self, send)
+        return try await Self.sendOrKeep(
+            change, showing: value, shownID: shownID, base: base, endpoint, session, self, send)
     }
 
     /// Sends a change; when the outbox keeps `remoteType`'s changes, sends it with a fresh `Idempotency-Key` and
@@ -46,8 +47,9 @@ struct OutboxLink: MutationWrapping {
     /// keep fails while one of its item is kept, rather than overtake it.
     /// `shownID` is the id of the item a create shows meanwhile (it names no item of the server).
     static func sendOrKeep<Outcome>(
-        _ kind: PendingChange.Kind, showing value: (any Sendable)?, shownID: AnyHashable? = nil, _ endpoint: Endpoint,
-        _ session: NetworkSession, _ link: OutboxLink, _ send: (Endpoint) async throws(NetworkError) -> Outcome
+        _ kind: PendingChange.Kind, showing value: (any Sendable)?, shownID: AnyHashable? = nil,
+        base: MutationBase? = nil, _ endpoint: Endpoint, _ session: NetworkSession, _ link: OutboxLink,
+        _ send: (Endpoint) async throws(NetworkError) -> Outcome
     ) async throws(NetworkError) -> MutationResult<Outcome> {
         // A holder from before the last wipe (an old screen of the previous user): its changes go to the server
         // or fail, never into the emptied outbox, to be sent later with someone else's credentials.
@@ -66,9 +68,8 @@ struct OutboxLink: MutationWrapping {
         let keyed = endpoint.setting(header: "Idempotency-Key", to: key)
         func keep(after error: NetworkError) async -> NetworkError {
             await link.outbox.keep(
-                kind, key: key, remoteType: link.remoteType, id: link.item?.id ?? shownID, value: value,
-                endpoint: keyed,
-                session: session, original: error)
+                kind, key: key, remoteType: link.remoteType, id: link.item?.id ?? shownID, value: value, base: base,
+                endpoint: keyed, session: session, original: error)
         }
         if let item = link.item, link.outbox.holdsChanges(of: item) {
             return try await kept(

@@ -37,6 +37,22 @@ public struct PendingChange: Sendable, Identifiable, Hashable, CustomStringConve
     public let method: HTTPMethod
     /// The path it sends to.
     public let path: String
+    /// What the server had of the item when the change was made (the value the holder showed as the server's),
+    /// kept with the change across restarts; `nil` when nothing was known of it (a create, or an item the
+    /// holder had not loaded).
+    public let base: Base?
+
+    /// What the server had of a changed item: the validators its last answer carried and its version
+    /// (`RemoteResource.version(of:)`). A change through a list knows the version only: a list keeps no
+    /// validators per item.
+    public struct Base: Sendable, Hashable {
+        /// The `ETag` of the value the change was made on.
+        public let entityTag: String?
+        /// Its `Last-Modified`.
+        public let lastModified: String?
+        /// Its version.
+        public let version: ItemVersion?
+    }
 
     /// The change, as in `update MyApp.RemotePost/42 (PATCH posts/42)`.
     public var description: String { "\(kind) \(typeName)/\(itemID) (\(method) \(path))" }
@@ -79,6 +95,29 @@ struct OutboxRecord: Codable, Sendable {
     var headers: [Header]
     var body: Data?
     var contentType: String?
+    /// What the server had of the item when the change was made; absent from records kept before bases were.
+    var base: Base?
+
+    /// A change's base as stored: a version is a number or a text.
+    struct Base: Codable, Sendable {
+        var entityTag: String?
+        var lastModified: String?
+        var versionNumber: Int64?
+        var versionText: String?
+
+        init(_ base: MutationBase) {
+            entityTag = base.entityTag
+            lastModified = base.lastModified
+            versionNumber = base.version?.number
+            versionText = base.version?.text
+        }
+
+        var change: PendingChange.Base {
+            PendingChange.Base(
+                entityTag: entityTag, lastModified: lastModified,
+                version: versionNumber.map { ItemVersion($0) } ?? versionText.map { ItemVersion($0) })
+        }
+    }
 
     struct Query: Codable, Sendable {
         var name: String
@@ -96,7 +135,8 @@ struct OutboxRecord: Codable, Sendable {
     var change: PendingChange {
         PendingChange(
             id: id, sequence: sequence, kind: isDeletion ? .delete : isCreation ? .create : .update, typeName: type,
-            itemID: itemDescription, queuedAt: queuedAt, method: HTTPMethod(rawValue: method), path: path)
+            itemID: itemDescription, queuedAt: queuedAt, method: HTTPMethod(rawValue: method), path: path,
+            base: base?.change)
     }
 
     /// The request to send, with its `Idempotency-Key`.

@@ -98,6 +98,15 @@ extension ListResource {
     }
 }
 
+extension ListResource where Remote.Value == Remote.Item {
+    /// What the server had of item `id` when a change of it starts: the settled item's version (a list keeps
+    /// no validators per item), never an optimistic one.
+    func mutationBase(of id: Item.ID) -> MutationBase? {
+        guard let item = storage.withLock({ $0.machine.known(id) })?.item else { return nil }
+        return MutationBase(entityTag: nil, lastModified: nil, version: Remote.version(of: item))
+    }
+}
+
 extension ListResource where Remote: Creatable, Remote.Value == Remote.Item {
     /// Creates an item on the server and appends it to the list (or replaces the item with its id).
     ///
@@ -148,7 +157,8 @@ extension ListResource where Remote: Creatable, Remote.Value == Remote.Item {
             guard let mutations else { return try await send(endpoint) }
             return Outcome(
                 try await mutations.run(
-                    .create, showing: showing, shownID: showing.map { AnyHashable($0.id) }, endpoint, session, send))
+                    .create, showing: showing, shownID: showing.map { AnyHashable($0.id) }, base: nil, endpoint,
+                    session, send))
         }
         // Kept for later (the outbox): its placeholder shows where lists place created items, and is the answer
         // for now. Kept with nothing to show, the caller hears that it was kept.
@@ -203,7 +213,9 @@ extension ListResource where Remote: Updatable, Remote.Value == Remote.Item {
             }
             guard let mutations else { return try await send(endpoint) }
             return Outcome(
-                try await mutations.run(.update, showing: showing?.fact.value, shownID: nil, endpoint, session, send))
+                try await mutations.run(
+                    .update, showing: showing?.fact.value, shownID: nil,
+                    base: showing.flatMap { self.mutationBase(of: $0.id) }, endpoint, session, send))
         }
         // Kept for later (the outbox, which keeps a list's update only with its optimistic item): every holder
         // shows the optimistic item, and it is the answer for now.
@@ -249,7 +261,9 @@ extension ListResource where Remote: Deletable, Remote.Value == Remote.Item {
             }
             guard let mutations else { return try await send(endpoint) }
             // Kept for later (the outbox), the deletion shows everywhere: the call returns.
-            return Outcome(try await mutations.run(.delete, showing: nil, shownID: nil, endpoint, session, send))
+            return Outcome(
+                try await mutations.run(
+                    .delete, showing: nil, shownID: nil, base: self.mutationBase(of: id), endpoint, session, send))
         }
     }
 }

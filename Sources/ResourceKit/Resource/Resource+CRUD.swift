@@ -150,7 +150,9 @@ extension Resource where Remote: Updatable {
             // Without a wrapper, straight to the server: the wrapper's path adds async frames to every change.
             guard let mutations else { return try await send(endpoint) }
             return .init(
-                try await mutations.run(.update, showing: showing?.value, shownID: nil, endpoint, session, send))
+                try await mutations.run(
+                    .update, showing: showing?.value, shownID: nil, base: self.mutationBase(), endpoint, session,
+                    send))
         }
         // Kept for later (the outbox): every holder shows the optimistic value, and it is the answer for now.
         // Kept with nothing to show, the caller hears that it was kept.
@@ -210,7 +212,9 @@ extension Resource where Remote: Deletable {
                 return try Remote.value(fromDelete: response).map { .value($0) } ?? .removed
             }
             guard let mutations else { return try await send(endpoint) }
-            return .init(try await mutations.run(.delete, showing: nil, shownID: nil, endpoint, session, send))
+            return .init(
+                try await mutations.run(
+                    .delete, showing: nil, shownID: nil, base: self.mutationBase(), endpoint, session, send))
         }
         // Kept for later (the outbox), the deletion shows everywhere: there is no value after it.
         return outcome.value
@@ -230,6 +234,15 @@ extension Resource where Remote: Deletable {
 
 extension Resource {
     @usableFromInline typealias Outcome = ResourceOutcome<Value>
+
+    /// What the server had of the item when a change starts: the settled value's validators and version (a
+    /// failure's kept value included), never an optimistic value.
+    func mutationBase() -> MutationBase? {
+        guard let snapshot = persistedSnapshot() else { return nil }
+        return MutationBase(
+            entityTag: snapshot.validators?.entityTag, lastModified: snapshot.validators?.lastModified,
+            version: Remote.version(of: snapshot.value))
+    }
 
     /// Runs a create, update or delete after every mutation asked before it.
     fileprivate func mutate(

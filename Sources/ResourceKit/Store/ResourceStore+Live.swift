@@ -30,6 +30,11 @@ public struct ItemVersion: Sendable, Hashable, Comparable, CustomStringConvertib
         }
     }
 
+    /// The number, for a version that is one.
+    package var number: Int64? { if case .number(let number) = kind { number } else { nil } }
+    /// The text, for a version that is text.
+    package var text: String? { if case .text(let text) = kind { text } else { nil } }
+
     /// The number or the text.
     public var description: String {
         switch kind {

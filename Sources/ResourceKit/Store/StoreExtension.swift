@@ -49,6 +49,22 @@ package enum MutationKind: Sendable {
     case create, update, delete
 }
 
+/// What the server had of an item when a change of it was made: the validators and the version of the value
+/// the holder showed as the server's (never an optimistic one).
+package struct MutationBase: Sendable, Equatable {
+    package var entityTag: String?
+    package var lastModified: String?
+    package var version: ItemVersion?
+
+    /// The base, or `nil` when nothing is known of the value.
+    package init?(entityTag: String?, lastModified: String?, version: ItemVersion?) {
+        guard entityTag != nil || lastModified != nil || version != nil else { return nil }
+        self.entityTag = entityTag
+        self.lastModified = lastModified
+        self.version = version
+    }
+}
+
 /// What a change's wrapper did with it: sent it, with the server's answer, or kept it for later (the change
 /// shows, and settles when it is sent), with the error its caller throws if the change shows nothing.
 @usableFromInline package enum MutationResult<Outcome> {
@@ -69,11 +85,12 @@ package protocol MutationWrapping: Sendable {
     ///   - kind: The change.
     ///   - value: What holders show of the item meanwhile (an optimistic value), if anything.
     ///   - shownID: The id of the item a create shows meanwhile.
+    ///   - base: What the server had of the item when the change was made, when something is known of it.
     ///   - endpoint: The change's request.
     ///   - session: The session that sends it.
     ///   - send: Sends an endpoint (the wrapper may add headers to it).
     func run<Outcome>(
-        _ kind: MutationKind, showing value: (any Sendable)?, shownID: AnyHashable?, _ endpoint: Endpoint,
-        _ session: NetworkSession, _ send: (Endpoint) async throws(NetworkError) -> Outcome
+        _ kind: MutationKind, showing value: (any Sendable)?, shownID: AnyHashable?, base: MutationBase?,
+        _ endpoint: Endpoint, _ session: NetworkSession, _ send: (Endpoint) async throws(NetworkError) -> Outcome
     ) async throws(NetworkError) -> MutationResult<Outcome>
 }
