@@ -92,6 +92,23 @@ enum ChildProcess {
         }
     }
 
+    /// Answers a note's read, with `ETag: "n<id>"`, and nothing else: every change is kept, on a known base.
+    struct ReadsOnly: HTTPTransport {
+        static func entityTag(of id: String) -> String { "\"n\(id)\"" }
+
+        func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
+            guard request.httpMethod == "GET", let id = request.url?.lastPathComponent,
+                let body = try? JSONEncoder().encode(Note(id: Int(id) ?? -1, text: "server"))
+            else { throw .transport(code: .notConnectedToInternet, message: "offline") }
+            return HTTPResponse(
+                statusCode: 200,
+                headers: [
+                    "ETag": Self.entityTag(of: id), "Last-Modified": "Tue, 01 Dec 2026 00:00:00 GMT",
+                    "Content-Type": "application/json",
+                ], body: body, url: request.url)
+        }
+    }
+
     /// Keeps changes in the outbox until killed.
     static func keepChanges(in directory: URL, seed: UInt64) async throws {
         let persistence = StorePersistence(
@@ -99,7 +116,7 @@ enum ChildProcess {
             outbox: try FileEntryStorage(directory: directory.appendingPathComponent("outbox")),
             queueWhenOffline: [.resources(RemoteNote.self)])
         let store = ResourceStore(
-            session: NetworkSession(baseURL: "http://127.0.0.1:9/api", transport: Unreachable()),
+            session: NetworkSession(baseURL: "http://127.0.0.1:9/api", transport: ReadsOnly()),
             persistence: persistence)
         var random = seed
         var counter = 0
@@ -108,6 +125,11 @@ enum ChildProcess {
             let note = Note(id: Int(random >> 61), text: "\(seed)-\(counter)")
             counter += 1
             let resource = store.resource(RemoteNote.self, id: note.id)
+            // Read first, so that the change has a base: the server's value and its validators.
+            guard (try? await resource.read(note.id)) != nil else {
+                FileHandle.standardError.write(Data("the read failed\n".utf8))
+                exit(3)
+            }
             let before = Set(store.outbox?.pending.map(\.id) ?? [])
             let result: Result<Note, NetworkError>
             do {

@@ -150,7 +150,7 @@ struct PersistenceCrashTests {
         #expect(corrupted > 0)
     }
 
-    @Test func killedAtRandomMomentsTheOutboxKeepsEveryAcknowledgedChangeInOrderOnce() async throws {
+    @Test func killedAtRandomMomentsTheOutboxKeepsEveryAcknowledgedChangeInOrderOnceWithItsBase() async throws {
         let rounds = Int(ProcessInfo.processInfo.environment["RESOURCEKIT_CRASH_ROUNDS"] ?? "") ?? 200
         let seed =
             UInt64(ProcessInfo.processInfo.environment["RESOURCEKIT_SEED"] ?? "") ?? UInt64.random(in: 1..<(1 << 40))
@@ -193,6 +193,12 @@ struct PersistenceCrashTests {
             #expect(missing.isEmpty, "seed \(seed), round \(round): acknowledged changes lost: \(missing)")
             #expect(ids.filter { kept.contains($0) } == acknowledged, "seed \(seed), round \(round): order changed")
             #expect(storage.droppedCount == 0, "seed \(seed), round \(round): a file failed its checks")
+            // Every change keeps the base it was made on: the read's validators.
+            let baseless = pending.filter {
+                $0.base?.entityTag != ChildProcess.ReadsOnly.entityTag(of: $0.itemID)
+                    || $0.base?.lastModified != "Tue, 01 Dec 2026 00:00:00 GMT"
+            }
+            #expect(baseless.isEmpty, "seed \(seed), round \(round): changes without their base: \(baseless)")
             #expect(store.outbox?.lastError == nil)
         }
         #expect(acknowledged.count >= rounds / 2)
