@@ -22,3 +22,15 @@ extension Outbox {
         shown.lane.unlayer(shown.news, in: store)
     }
 }
+
+extension Outbox {
+    /// Shows a change's new value (a merge's) in place of the one it showed: the new layer first, then the old one
+    /// goes, so that no holder shows the server's value in between.
+    func reshow(_ record: OutboxRecord, lane: any OutboxLane) {
+        let old = state.withLock { $0.shown.removeValue(forKey: record.id) }
+        show(record, lane: lane)
+        guard let old, let store = state.withLock({ $0.store }) else { return }
+        old.token.end()
+        old.lane.unlayer(old.news, in: store)
+    }
+}

@@ -6,12 +6,14 @@ extension Outbox {
     /// Runs replay `run`: its callers are answered when it ends.
     func runReplay(_ run: UInt64) async {
         var attempted: Set<String> = []
+        // Changes a policy resolved in this run: sent once more, then held if the server refuses them again.
+        var resolved: Set<String> = []
         while true {
             // The run ends in the section that finds nothing more to send: a change kept after it starts a new run.
             let next = state.withLock { state -> (OutboxRecord, any OutboxLane, ResourceStore)?? in
                 guard !Task.isCancelled, let store = state.store,
                     let record = state.records.first(where: {
-                        !attempted.contains($0.id) && state.lanes[$0.type] != nil
+                        !attempted.contains($0.id) && state.lanes[$0.type] != nil && !state.waits($0)
                     }),
                     let lane = state.lanes[record.type]
                 else { return .none }
@@ -20,27 +22,79 @@ extension Outbox {
             }
             guard let (record, lane, store) = next ?? nil else { return endReplay(run) }
             attempted.insert(record.id)
-            let result: Result<any Sendable, NetworkError>
-            do throws(NetworkError) {
-                result = .success(try await lane.send(record, in: store.session))
-            } catch {
-                result = .failure(error)
-            }
             // Still "being sent" until its answer is shown or it is refused: a cancel in between would roll back a
             // change the server took.
-            switch result {
-            case .success(let answer):
+            switch await attempt(record, lane: lane, session: store.session) {
+            case .landed(let answer):
                 await land(record, answer: answer, lane: lane, store: store)
-            case .failure(let error) where Self.triesLater(error):
+            case .later:
                 state.withLock { $0.sending = nil }
                 return endReplay(run)
-            case .failure(let error) where error.code == .decoding:
+            case .unreadable:
                 // The server took it (a 2xx) but its answer does not decode: landed, and read again.
                 await land(record, answer: nil, lane: lane, store: store)
-            case .failure(let error):
+            case .refused(let error):
                 await refuse(record, error: error, lane: lane)
+            case .conflict(let server):
+                let again = resolved.contains(record.id)
+                if await settle(record, against: server, lane: lane, store: store, again: again) {
+                    // Resolved by sending it again: once more in this run, made on the server's version.
+                    resolved.insert(record.id)
+                    attempted.remove(record.id)
+                }
             }
             state.withLock { $0.sending = nil }
+        }
+    }
+
+    /// What one attempt at a kept change came to.
+    enum Attempt {
+        case landed(LaneAnswer)
+        /// Taken (a `2xx`), with an answer that does not decode.
+        case unreadable
+        /// Not now: the server unreachable, busy or refusing the credentials.
+        case later
+        case refused(NetworkError)
+        /// The server's item moved past the change's base.
+        case conflict(ServerSide)
+    }
+
+    /// Sends a change with its preconditions, after the version check its type asks for.
+    private func attempt(_ record: OutboxRecord, lane: any OutboxLane, session: NetworkSession) async -> Attempt {
+        if lane.detection == .versionCheck, !record.isCreation {
+            let server: ServerSide
+            do throws(NetworkError) {
+                server = try await lane.current(of: record, in: session)
+            } catch {
+                // The item could not be read: the change waits, unsent, for a replay that can check it.
+                return .later
+            }
+            if server.value == nil, record.isDeletion {
+                return .landed(LaneAnswer(answer: lane.answer(of: server), base: nil))
+            }
+            if server.value == nil { return .conflict(server) }
+            if let version = record.base?.version, server.base?.version != version { return .conflict(server) }
+        }
+        do throws(NetworkError) {
+            return .landed(try await lane.send(record, as: record.conditionalEndpoint, in: session))
+        } catch  where error.statusCode == 412 {
+            if let server = lane.serverSide(of: error) { return .conflict(server) }
+            // No item in the answer: read it, to report the server's value.
+            do throws(NetworkError) {
+                let server = try await lane.current(of: record, in: session)
+                if server.value == nil, record.isDeletion {
+                    return .landed(LaneAnswer(answer: lane.answer(of: server), base: nil))
+                }
+                return .conflict(server)
+            } catch {
+                return .later
+            }
+        } catch  where Self.triesLater(error) {
+            return .later
+        } catch  where error.code == .decoding {
+            return .unreadable
+        } catch {
+            return .refused(error)
         }
     }
 
@@ -66,17 +120,41 @@ extension Outbox {
 
     /// A change the server took: off the disk, then shown as answered (`answer` `nil`: an answer that did not
     /// decode, so the item is marked stale and read again where it is observed).
-    private func land(_ record: OutboxRecord, answer: (any Sendable)?, lane: any OutboxLane, store: ResourceStore)
+    func land(_ record: OutboxRecord, answer landed: LaneAnswer?, lane: any OutboxLane, store: ResourceStore)
         async
     {
+        let answer = landed?.answer
         do throws(NetworkError) {
-            try await perform { storage throws(NetworkError) in try storage.removeEntries(for: [record.key]) }
+            try await perform { storage throws(NetworkError) in try storage.removeEntries(for: [record.storageKey]) }
             state.withLock { $0.lastError = nil }
         } catch {
             // Landed, but still on disk: a later launch sends it again, with the same `Idempotency-Key`.
             state.withLock { $0.lastError = error }
         }
-        state.withLock { state in state.records.removeAll { $0.id == record.id } }
+        let later = state.withLock { state -> [OutboxRecord] in
+            state.records.removeAll { $0.id == record.id }
+            state.holdErrors[record.id] = nil
+            // The item's later changes were made on top of this one: what it answered is their base now (none
+            // after a deletion: a change of an item this device deleted is answered as the server answers it).
+            guard let landed, let item = lane.itemKey(of: record) else { return [] }
+            let base = record.isDeletion ? nil : landed.base
+            var later: [OutboxRecord] = []
+            for position in state.records.indices
+            where state.records[position].sequence > record.sequence && state.records[position].conflict == nil
+                && state.lanes[state.records[position].type]?.itemKey(of: state.records[position]) == item
+            {
+                state.records[position].base = base
+                later.append(state.records[position])
+            }
+            return later
+        }
+        for change in later {
+            do throws(NetworkError) {
+                try await save(change)
+            } catch {
+                state.withLock { $0.lastError = error }
+            }
+        }
         guard let answer else {
             unshow(record.id)
             notify()
@@ -108,7 +186,9 @@ extension Outbox {
             return dropped
         }
         do throws(NetworkError) {
-            try await perform { storage throws(NetworkError) in try storage.removeEntries(for: dropped.map(\.key)) }
+            try await perform { storage throws(NetworkError) in
+                try storage.removeEntries(for: dropped.map(\.storageKey))
+            }
         } catch {
             state.withLock { $0.lastError = error }
         }

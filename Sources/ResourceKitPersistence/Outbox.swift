@@ -40,6 +40,14 @@ import Synchronization
 ///   next one. Any other error is a refusal: the change is rolled back in every holder and reported on ``failures()``, and
 ///   so is every later change of the same item (made on top of it); changes of other items go on. A deletion
 ///   answered `404` has landed (the item is gone).
+/// - **Conflicts.** A replayed update or deletion is conditional on the value it was made on
+///   (``PendingChange/base``): `If-Match` with its `ETag`, or `If-Unmodified-Since` with its `Last-Modified`
+///   (``ConflictDetection``). A `412 Precondition Failed` means someone else changed or deleted the item
+///   meanwhile: the change is neither sent over their change nor dropped. The type's ``ConflictPolicy``
+///   resolves it, or (the default) it is held: still shown in every holder, listed in ``held`` with the base,
+///   your value and the server's, kept across restarts, and not sent until ``resolve(_:with:)``; later changes
+///   of its item wait behind it. Every conflict is reported on ``conflicts()``. A change that lands is the base
+///   of the later changes of its item.
 /// - **Seen and cancelled.** ``pending`` lists the changes, ``changes()`` streams the list, and
 ///   ``cancel(_:)`` rolls one back everywhere.
 public final class Outbox: Sendable {
@@ -65,6 +73,9 @@ public final class Outbox: Sendable {
         var nextReplay: UInt64 = 0
         var watchers: [UInt64: AsyncStream<[PendingChange]>.Continuation] = [:]
         var failureWatchers: [UInt64: AsyncStream<OutboxFailure>.Continuation] = [:]
+        var conflictWatchers: [UInt64: AsyncStream<OutboxConflict>.Continuation] = [:]
+        /// Why each held change's policy could not resolve it, in this launch.
+        var holdErrors: [String: NetworkError] = [:]
         var nextWatcher: UInt64 = 0
         var lastError: NetworkError?
     }
@@ -248,7 +259,7 @@ public final class Outbox: Sendable {
             })
         else { return false }
         do throws(NetworkError) {
-            try await perform { storage throws(NetworkError) in try storage.removeEntries(for: [record.key]) }
+            try await perform { storage throws(NetworkError) in try storage.removeEntries(for: [record.storageKey]) }
         } catch {
             state.withLock { state in
                 let position = state.records.firstIndex { $0.sequence > record.sequence } ?? state.records.endIndex
@@ -329,12 +340,10 @@ public final class Outbox: Sendable {
             method: endpoint.method.rawValue, path: endpoint.path,
             query: endpoint.queryItems.map { .init(name: $0.name, value: $0.value) },
             headers: endpoint.headers.map { .init(name: $0.name, value: $0.value) }, body: frozen?.body,
-            contentType: frozen?.contentType, base: base.map(OutboxRecord.Base.init))
-        guard let encoded = try? JSONEncoder().encode(record) else { return original }
+            contentType: frozen?.contentType,
+            base: base.map { OutboxRecord.Base($0, value: $0.value.flatMap { lane.encode(value: $0) }) })
         do throws(NetworkError) {
-            try await perform { storage throws(NetworkError) in
-                try storage.store([PersistedEntry(key: record.key, value: encoded, loadedAt: record.queuedAt)])
-            }
+            try await save(record)
         } catch {
             state.withLock { $0.lastError = error }
             return original
@@ -365,6 +374,16 @@ public final class Outbox: Sendable {
     }
 
     // MARK: Helpers
+
+    /// Writes a record to the storage (a new one, or one rewritten: its base, its conflict, its value).
+    func save(_ record: OutboxRecord) async throws(NetworkError) {
+        guard let encoded = try? JSONEncoder().encode(record) else {
+            throw .invalidRequest("the change \(record.id) does not encode")
+        }
+        try await perform { storage throws(NetworkError) in
+            try storage.store([PersistedEntry(key: record.storageKey, value: encoded, loadedAt: record.queuedAt)])
+        }
+    }
 
     func notify() {
         let (list, watchers) = state.withLock { ($0.records.map(\.change), Array($0.watchers.values)) }

@@ -15,18 +15,59 @@ protocol OutboxLane: Sendable {
     func layer(of record: OutboxRecord, token: LayerToken) -> (item: StoreKey, news: any Sendable)?
     func publish(_ layer: any Sendable, in store: ResourceStore)
     func unlayer(_ layer: any Sendable, in store: ResourceStore)
-    /// Sends a stored change; returns what it answered (`Value?`, boxed).
-    func send(_ record: OutboxRecord, in session: NetworkSession) async throws(NetworkError) -> any Sendable
+    /// How the type's replayed changes find a conflict.
+    var detection: ConflictDetection { get }
+    /// A value of the type, JSON-encoded; `nil` when it is not one or does not encode.
+    func encode(value: any Sendable) -> Data?
+    /// Sends a stored change as `endpoint`; returns what it answered (`Value?`, boxed) and the base a later
+    /// change of the item is made on.
+    func send(_ record: OutboxRecord, as endpoint: Endpoint, in session: NetworkSession) async throws(NetworkError)
+        -> LaneAnswer
+    /// Reads the change's item as the server has it now (`value` `nil`: it has none).
+    func current(of record: OutboxRecord, in session: NetworkSession) async throws(NetworkError) -> ServerSide
+    /// The server's item a `412` carried, if its body is one.
+    func serverSide(of error: NetworkError) -> ServerSide?
+    /// What the type's policy does with a conflict.
+    func settle(_ record: OutboxRecord, against server: ServerSide) -> ConflictStep
+    /// The change made into an update that sends `value` (a merge's, or the app's own).
+    func rewrite(_ record: OutboxRecord, with value: any Sendable, in session: NetworkSession) throws(NetworkError)
+        -> OutboxRecord
+    /// What landing the server's side shows (`Value?`, boxed).
+    func answer(of server: ServerSide) -> any Sendable
     /// Shows what the server answered to a change in every holder; `placeholder` is the change's layer.
     func land(_ record: OutboxRecord, answer: any Sendable, placeholder: LayerToken?, in store: ResourceStore)
     /// Marks a change's item stale, and reads it again where it is observed.
     func refresh(_ record: OutboxRecord, in store: ResourceStore) async
 }
 
+/// What a replayed change answered, and the base a later change of its item is made on.
+struct LaneAnswer: Sendable {
+    /// `Value?`, boxed.
+    var answer: any Sendable
+    var base: OutboxRecord.Base?
+}
+
+/// The server's item in a conflict: its value (`nil`: it has none) and its validators and version.
+struct ServerSide: Sendable {
+    var value: Data?
+    var base: OutboxRecord.Base?
+}
+
+/// What a type's conflict policy makes of one conflict.
+enum ConflictStep: Sendable {
+    /// Held for the app; the error says why a policy other than `hold` could not resolve it.
+    case hold(NetworkError?)
+    case keepServer
+    case keepMine
+    /// Send this value instead (a merge's).
+    case use(any Sendable)
+}
+
 /// The lane of a type whose items are `Item`: how its changes are encoded, shown, sent and landed.
 struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where Item.ID: Codable & Sendable {
     typealias News = ItemNews<Item, Item.ID>
-    typealias Sender<Answer> = @Sendable (Endpoint, NetworkSession) async throws(NetworkError) -> Answer
+    typealias Sender<Answer> = @Sendable (Endpoint, NetworkSession) async throws(NetworkError) -> (Answer, HTTPHeaders)
+    typealias Reader = @Sendable (Item.ID, NetworkSession) async throws(NetworkError) -> (Item, HTTPHeaders)
 
     let name: String
     let remoteType: ObjectIdentifier
@@ -39,14 +80,29 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
     /// Shows a landed change in every holder, as a push of the type would be; a create's answer takes the
     /// place of the placeholder named.
     let apply: @Sendable (ResourceStore, LiveChange<Item>, LayerToken?) -> Void
+    /// The item's version (`RemoteResource.version(of:)`).
+    let version: @Sendable (Item) -> ItemVersion?
+    /// Reads the item, where the type is `Readable` by its items' ids.
+    var read: Reader? = nil
+    /// Makes an update of a value (`Updatable.updateRequest(from:)`), where the type can.
+    var updateOfValue: (@Sendable (Item) throws(NetworkError) -> Endpoint?)? = nil
+    var policy: ConflictPolicy<Item> = .hold
+    var detection: ConflictDetection = .preconditions
 
     /// The lane of a `Readable` type (changes through its resources).
-    init<Remote: Readable>(resources type: Remote.Type) where Remote.Value == Item {
+    init<Remote: Readable>(
+        resources type: Remote.Type, policy: ConflictPolicy<Item> = .hold, detection: ConflictDetection = .preconditions
+    ) where Remote.Value == Item {
         name = Remote.persistenceName
         remoteType = ObjectIdentifier(Remote.self)
         update = (Remote.self as? any Updatable.Type).map { Self.updater($0) }
         delete = (Remote.self as? any Deletable.Type).map { Self.deleter($0) }
         apply = { store, change, placeholder in store.apply(change, as: Remote.self, replacing: placeholder) }
+        version = { Remote.version(of: $0) }
+        read = Self.reader(Remote.self)
+        updateOfValue = (Remote.self as? any Updatable.Type).map { Self.valueUpdater($0) }
+        self.policy = policy
+        self.detection = detection
     }
 
     /// The lane of a `Listable` type (changes through its lists).
@@ -58,32 +114,55 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
         create = (Remote.self as? any Creatable.Type).map { Self.creator($0) }
         // By item type: what a list holds is its items, whatever `Remote.Value` says.
         apply = { store, change, placeholder in store.apply(change, as: ItemsOf<Item>.self, replacing: placeholder) }
+        version = { item in (item as? Remote.Value).flatMap { Remote.version(of: $0) } }
     }
 
     private static func updater<U: Updatable>(_ type: U.Type) -> Sender<Item> {
         { endpoint, session throws(NetworkError) in
-            let response = try await session.send(endpoint, as: U.UpdateResponse.self)
-            guard let item = try U.value(fromUpdate: response) as? Item else {
+            let response = try await session.response(for: endpoint)
+            guard let item = try U.value(fromUpdate: session.decode(U.UpdateResponse.self, from: response)) as? Item
+            else {
                 throw .invalidResponse("\(U.self)'s update answered another type than \(Item.self)")
             }
-            return item
+            return (item, response.headers)
         }
     }
 
     private static func creator<C: Creatable>(_ type: C.Type) -> Sender<Item> {
         { endpoint, session throws(NetworkError) in
-            let response = try await session.send(endpoint, as: C.CreateResponse.self)
-            guard let item = try C.value(fromCreate: response) as? Item else {
+            let response = try await session.response(for: endpoint)
+            guard let item = try C.value(fromCreate: session.decode(C.CreateResponse.self, from: response)) as? Item
+            else {
                 throw .invalidResponse("\(C.self)'s create answered another type than \(Item.self)")
             }
-            return item
+            return (item, response.headers)
         }
     }
 
     private static func deleter<D: Deletable>(_ type: D.Type) -> Sender<Item?> {
         { endpoint, session throws(NetworkError) in
-            let response = try await session.send(endpoint, as: D.DeleteResponse.self)
-            return try D.value(fromDelete: response) as? Item
+            let response = try await session.response(for: endpoint)
+            return (
+                try D.value(fromDelete: session.decode(D.DeleteResponse.self, from: response)) as? Item,
+                response.headers
+            )
+        }
+    }
+
+    private static func reader<R: Readable>(_ type: R.Type) -> Reader? where R.Value == Item {
+        guard Item.ID.self == R.ReadRequest.self else { return nil }
+        return { id, session throws(NetworkError) in
+            guard let request = id as? R.ReadRequest else { throw .invalidRequest("\(R.self) is not read by id") }
+            let response = try await session.response(for: R.readEndpoint(for: request))
+            return (try R.value(fromRead: session.decode(R.ReadResponse.self, from: response)), response.headers)
+        }
+    }
+
+    private static func valueUpdater<U: Updatable>(_ type: U.Type) -> @Sendable (Item) throws(NetworkError) -> Endpoint?
+    {
+        { item throws(NetworkError) in
+            guard let value = item as? U.Value, let request = U.updateRequest(from: value) else { return nil }
+            return try U.updateEndpoint(for: request)
         }
     }
 
@@ -130,22 +209,119 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
         store.publish([News.unlayer(news.id, token: token)], from: remoteType)
     }
 
-    func send(_ record: OutboxRecord, in session: NetworkSession) async throws(NetworkError) -> any Sendable {
+    func encode(value: any Sendable) -> Data? {
+        (value as? Item).flatMap { try? JSONEncoder().encode($0) }
+    }
+
+    func send(_ record: OutboxRecord, as endpoint: Endpoint, in session: NetworkSession) async throws(NetworkError)
+        -> LaneAnswer
+    {
+        let (item, headers): (Item?, HTTPHeaders)
         if record.isCreation {
             guard let create else { throw .invalidRequest("\(name) is not Creatable") }
-            return Optional(try await create(record.endpoint, session))
-        }
-        if record.isDeletion {
+            (item, headers) = try await create(endpoint, session)
+        } else if record.isDeletion {
             guard let delete else { throw .invalidRequest("\(name) is not Deletable") }
             do {
-                return try await delete(record.endpoint, session)
+                (item, headers) = try await delete(endpoint, session)
             } catch  where error.statusCode == 404 {
                 // Already gone: the deletion landed (an earlier attempt, or someone else).
-                return Item?.none
+                return LaneAnswer(answer: Item?.none, base: nil)
             }
+        } else {
+            guard let update else { throw .invalidRequest("\(name) is not Updatable") }
+            (item, headers) = try await update(endpoint, session)
         }
-        guard let update else { throw .invalidRequest("\(name) is not Updatable") }
-        return Optional(try await update(record.endpoint, session))
+        return LaneAnswer(answer: item, base: item.map { base(of: $0, headers: headers) })
+    }
+
+    private func base(of item: Item, headers: HTTPHeaders?) -> OutboxRecord.Base {
+        OutboxRecord.Base(
+            entityTag: headers?["ETag"], lastModified: headers?["Last-Modified"], version: version(item),
+            value: try? JSONEncoder().encode(item))
+    }
+
+    func current(of record: OutboxRecord, in session: NetworkSession) async throws(NetworkError) -> ServerSide {
+        guard let read else { throw .invalidRequest("\(name) cannot be read by its items' ids") }
+        guard let id = id(of: record) else { throw .invalidRequest("the change names no item of \(name)") }
+        do {
+            let (item, headers) = try await read(id, session)
+            return ServerSide(value: try? JSONEncoder().encode(item), base: base(of: item, headers: headers))
+        } catch  where error.statusCode == 404 || error.statusCode == 410 {
+            return ServerSide(value: nil, base: nil)
+        }
+    }
+
+    func serverSide(of error: NetworkError) -> ServerSide? {
+        guard let body = error.body, !body.isEmpty, let item = try? JSONDecoder().decode(Item.self, from: body),
+            let id = id(of: item), id == AnyHashable(item.id)
+        else { return nil }
+        return ServerSide(value: try? JSONEncoder().encode(item), base: base(of: item, headers: error.headers))
+    }
+
+    private func id(of item: Item) -> AnyHashable? { AnyHashable(item.id) }
+
+    func settle(_ record: OutboxRecord, against server: ServerSide) -> ConflictStep {
+        switch policy.rule {
+        case .hold: return .hold(nil)
+        case .keepServer: return .keepServer
+        case .keepMine: return .keepMine
+        case .merge(let merge):
+            guard !record.isDeletion else {
+                return .hold(.invalidRequest("a deletion cannot be merged: resolve it with keepServer or keepMine"))
+            }
+            guard let data = record.value, let mine = try? JSONDecoder().decode(Item.self, from: data) else {
+                return .hold(.invalidRequest("the change has no value to merge (an update made without optimistic:)"))
+            }
+            guard let data = server.value, let theirs = try? JSONDecoder().decode(Item.self, from: data) else {
+                return .hold(.invalidRequest("the server deleted the item: there is nothing to merge with"))
+            }
+            let base = record.base?.value.flatMap { try? JSONDecoder().decode(Item.self, from: $0) }
+            let merged: Item
+            do {
+                merged = try merge(base, mine, theirs)
+            } catch let error as NetworkError {
+                return .hold(error)
+            } catch {
+                return .hold(.invalidRequest("the merge threw: \(error)"))
+            }
+            return .use(merged)
+        }
+    }
+
+    func rewrite(_ record: OutboxRecord, with value: any Sendable, in session: NetworkSession) throws(NetworkError)
+        -> OutboxRecord
+    {
+        guard !record.isCreation else { throw .invalidRequest("a create is not in conflict with anything") }
+        guard let item = value as? Item else {
+            throw .invalidRequest("the value to send is a \(type(of: value)); the change is of \(Item.self)")
+        }
+        guard let id = id(of: record), AnyHashable(item.id) == AnyHashable(id) else {
+            throw .invalidRequest(
+                "the value to send is item \(item.id); the change is of item \(record.itemDescription)")
+        }
+        guard let updateOfValue, let endpoint = try updateOfValue(item) else {
+            throw .invalidRequest(
+                "\(name) makes no update request of a value: implement Updatable.updateRequest(from:) to send one")
+        }
+        let body = try endpoint.body.map { body throws(NetworkError) in try session.encodeBody(body) }
+        guard let data = try? JSONEncoder().encode(item) else {
+            throw .invalidRequest("the value to send does not encode")
+        }
+        var record = record
+        record.kind = PendingChange.Kind.update.name
+        record.value = data
+        record.method = endpoint.method.rawValue
+        record.path = endpoint.path
+        record.query = endpoint.queryItems.map { .init(name: $0.name, value: $0.value) }
+        record.headers = endpoint.headers.map { .init(name: $0.name, value: $0.value) }
+        record.body = body?.body
+        record.contentType = body?.contentType
+        return record
+    }
+
+    func answer(of server: ServerSide) -> any Sendable {
+        server.value.flatMap { try? JSONDecoder().decode(Item.self, from: $0) }
     }
 
     func land(_ record: OutboxRecord, answer: any Sendable, placeholder: LayerToken?, in store: ResourceStore) {
@@ -192,18 +368,30 @@ public struct OfflineQueueing: Sendable {
     /// Keeps the updates and deletes made through the store's resources of `type` that fail because the
     /// server is unreachable, instead of failing them, and shows the changes of `type` kept by an earlier run
     /// in every holder: see ``Outbox``.
-    /// - Parameter type: The remote type; its value and id must be `Codable`, to be kept on disk.
+    /// - Parameters:
+    ///   - type: The remote type; its value and id must be `Codable`, to be kept on disk.
+    ///   - conflicts: What a kept change does when the server's item moved past the value it was made on:
+    ///     held for ``Outbox/resolve(_:with:)`` by default. See ``ConflictPolicy``.
+    ///   - detection: How such a conflict is found: by the replayed request's preconditions by default; see
+    ///     ``ConflictDetection``.
     /// - Returns: The configuration.
-    public static func resources<Remote: Readable>(_ type: Remote.Type) -> OfflineQueueing
+    public static func resources<Remote: Readable>(
+        _ type: Remote.Type, conflicts: ConflictPolicy<Remote.Value> = .hold,
+        detection: ConflictDetection = .preconditions
+    ) -> OfflineQueueing
     where Remote.Value: Identifiable & Codable, Remote.Value.ID: Codable & Sendable {
-        OfflineQueueing { ItemOutboxLane(resources: Remote.self) }
+        OfflineQueueing { ItemOutboxLane(resources: Remote.self, policy: conflicts, detection: detection) }
     }
 
     /// Keeps the creates, the optimistic updates and the deletes made through the store's lists of `type`
-    /// that fail because the server is unreachable, as ``resources(_:)`` does for resources. An update
-    /// without an `optimistic` item is not kept (the list cannot tell which item it changes). A kept create
-    /// shows its placeholder (`ListResource.create(_:optimistic:)`) where the lists place created items, or
-    /// nowhere without one; when it lands, the lists place the server's item as they place any create.
+    /// that fail because the server is unreachable, as ``resources(_:conflicts:detection:)`` does for resources.
+    /// An update without an `optimistic` item is not kept (the list cannot tell which item it changes). A kept
+    /// create shows its placeholder (`ListResource.create(_:optimistic:)`) where the lists place created items,
+    /// or nowhere without one; when it lands, the lists place the server's item as they place any create.
+    ///
+    /// A list keeps no validators per item, so its replayed changes carry no preconditions, and a change
+    /// another device made to the item meanwhile is not found: edit items that others edit too through a
+    /// resource of a type given to ``resources(_:conflicts:detection:)``.
     /// - Parameter type: The remote list type; its items and their ids must be `Codable`.
     /// - Returns: The configuration.
     public static func list<Remote: Listable>(_ type: Remote.Type) -> OfflineQueueing

@@ -41,6 +41,9 @@ public struct PendingChange: Sendable, Identifiable, Hashable, CustomStringConve
     /// kept with the change across restarts; `nil` when nothing was known of it (a create, or an item the
     /// holder had not loaded).
     public let base: Base?
+    /// Whether the change is held in a conflict with a change of the server's (``Outbox/held``): it is not sent
+    /// until ``Outbox/resolve(_:with:)``, and later changes of its item wait behind it.
+    public let isHeld: Bool
 
     /// What the server had of a changed item: the validators its last answer carried and its version
     /// (`RemoteResource.version(of:)`). A change through a list knows the version only: a list keeps no
@@ -54,8 +57,8 @@ public struct PendingChange: Sendable, Identifiable, Hashable, CustomStringConve
         public let version: ItemVersion?
     }
 
-    /// The change, as in `update MyApp.RemotePost/42 (PATCH posts/42)`.
-    public var description: String { "\(kind) \(typeName)/\(itemID) (\(method) \(path))" }
+    /// The change, as in `update MyApp.RemotePost/42 (PATCH posts/42)`, and `held` when it is.
+    public var description: String { "\(kind) \(typeName)/\(itemID) (\(method) \(path))" + (isHeld ? " held" : "") }
 }
 
 /// A pending change that will not reach the server: refused on replay, or rolled back with the refused
@@ -97,6 +100,20 @@ struct OutboxRecord: Codable, Sendable {
     var contentType: String?
     /// What the server had of the item when the change was made; absent from records kept before bases were.
     var base: Base?
+    /// The conflict the change is held in, if it is.
+    var conflict: Conflict?
+    /// The `Idempotency-Key` it is sent with when it is not its id: a change resolved after a conflict is a new
+    /// request (a server that keeps answers by key would answer it with the `412` again).
+    var key: String?
+
+    /// A conflict as stored: the server's side of it.
+    struct Conflict: Codable, Sendable {
+        /// The server's value, JSON-encoded; `nil` when it has no such item.
+        var theirs: Data?
+        /// The server's validators and version.
+        var current: Base?
+        var detectedAt: Date
+    }
 
     /// A change's base as stored: a version is a number or a text.
     struct Base: Codable, Sendable {
@@ -104,18 +121,27 @@ struct OutboxRecord: Codable, Sendable {
         var lastModified: String?
         var versionNumber: Int64?
         var versionText: String?
+        /// The value itself, JSON-encoded: what a merge starts from.
+        var value: Data?
 
-        init(_ base: MutationBase) {
-            entityTag = base.entityTag
-            lastModified = base.lastModified
-            versionNumber = base.version?.number
-            versionText = base.version?.text
+        init(_ base: MutationBase, value: Data?) {
+            self.init(entityTag: base.entityTag, lastModified: base.lastModified, version: base.version, value: value)
         }
 
-        var change: PendingChange.Base {
-            PendingChange.Base(
-                entityTag: entityTag, lastModified: lastModified,
-                version: versionNumber.map { ItemVersion($0) } ?? versionText.map { ItemVersion($0) })
+        init(entityTag: String?, lastModified: String?, version: ItemVersion?, value: Data?) {
+            self.entityTag = entityTag
+            self.lastModified = lastModified
+            versionNumber = version?.number
+            versionText = version?.text
+            self.value = value
+        }
+
+        var version: ItemVersion? { versionNumber.map { ItemVersion($0) } ?? versionText.map { ItemVersion($0) } }
+
+        /// The validators and version, or `nil` when there are none.
+        var change: PendingChange.Base? {
+            guard entityTag != nil || lastModified != nil || version != nil else { return nil }
+            return PendingChange.Base(entityTag: entityTag, lastModified: lastModified, version: version)
         }
     }
 
@@ -136,14 +162,30 @@ struct OutboxRecord: Codable, Sendable {
         PendingChange(
             id: id, sequence: sequence, kind: isDeletion ? .delete : isCreation ? .create : .update, typeName: type,
             itemID: itemDescription, queuedAt: queuedAt, method: HTTPMethod(rawValue: method), path: path,
-            base: base?.change)
+            base: base?.change, isHeld: conflict != nil)
+    }
+
+    /// The request to send on replay: ``endpoint`` with the preconditions of its base (an update's or a
+    /// deletion's): `If-Match` with a strong `ETag` (a weak one never matches), or else `If-Unmodified-Since`,
+    /// unless the request names its own.
+    var conditionalEndpoint: Endpoint {
+        var endpoint = self.endpoint
+        guard !isCreation, let base,
+            endpoint.headers["If-Match"] == nil, endpoint.headers["If-Unmodified-Since"] == nil
+        else { return endpoint }
+        if let tag = base.entityTag, !tag.hasPrefix("W/") {
+            endpoint.headers["If-Match"] = tag
+        } else if let date = base.lastModified {
+            endpoint.headers["If-Unmodified-Since"] = date
+        }
+        return endpoint
     }
 
     /// The request to send, with its `Idempotency-Key`.
     var endpoint: Endpoint {
         var headers = HTTPHeaders()
         for header in self.headers { headers[header.name] = header.value }
-        headers["Idempotency-Key"] = id
+        headers["Idempotency-Key"] = key ?? id
         var endpoint = Endpoint(
             HTTPMethod(rawValue: method), "", queryItems: query.map { URLQueryItem(name: $0.name, value: $0.value) },
             headers: headers, body: body.map { .data($0, contentType: contentType ?? "application/octet-stream") })
@@ -153,9 +195,9 @@ struct OutboxRecord: Codable, Sendable {
     }
 
     /// The key of the record in the outbox's storage: its sequence, zero-padded, so that keys sort in order.
-    var key: String { Self.key(sequence) }
+    var storageKey: String { Self.storageKey(sequence) }
 
-    static func key(_ sequence: UInt64) -> String {
+    static func storageKey(_ sequence: UInt64) -> String {
         let digits = String(sequence)
         return "change-" + String(repeating: "0", count: max(0, 20 - digits.count)) + digits
     }

@@ -103,7 +103,7 @@ extension ListResource where Remote.Value == Remote.Item {
     /// no validators per item), never an optimistic one.
     func mutationBase(of id: Item.ID) -> MutationBase? {
         guard let item = storage.withLock({ $0.machine.known(id) })?.item else { return nil }
-        return MutationBase(entityTag: nil, lastModified: nil, version: Remote.version(of: item))
+        return MutationBase(entityTag: nil, lastModified: nil, version: Remote.version(of: item), value: item)
     }
 }
 

@@ -241,7 +241,7 @@ extension Resource {
         guard let snapshot = persistedSnapshot() else { return nil }
         return MutationBase(
             entityTag: snapshot.validators?.entityTag, lastModified: snapshot.validators?.lastModified,
-            version: Remote.version(of: snapshot.value))
+            version: Remote.version(of: snapshot.value), value: snapshot.value)
     }
 
     /// Runs a create, update or delete after every mutation asked before it.

@@ -51,17 +51,20 @@ package enum MutationKind: Sendable {
 
 /// What the server had of an item when a change of it was made: the validators and the version of the value
 /// the holder showed as the server's (never an optimistic one).
-package struct MutationBase: Sendable, Equatable {
+package struct MutationBase: Sendable {
     package var entityTag: String?
     package var lastModified: String?
     package var version: ItemVersion?
+    /// The value itself (`Value`, boxed): what a three-way merge starts from.
+    package var value: (any Sendable)?
 
     /// The base, or `nil` when nothing is known of the value.
-    package init?(entityTag: String?, lastModified: String?, version: ItemVersion?) {
-        guard entityTag != nil || lastModified != nil || version != nil else { return nil }
+    package init?(entityTag: String?, lastModified: String?, version: ItemVersion?, value: (any Sendable)? = nil) {
+        guard entityTag != nil || lastModified != nil || version != nil || value != nil else { return nil }
         self.entityTag = entityTag
         self.lastModified = lastModified
         self.version = version
+        self.value = value
     }
 }
 
