@@ -121,6 +121,13 @@ extension Outbox {
             state.withLock { state in
                 state.records.removeAll { $0.id == record.id }
                 state.holdErrors[record.id] = nil
+                if let item = lane.itemKey(of: record) {
+                    state.landed[item] = server.base.map { base in
+                        var base = base
+                        base.value = server.value
+                        return base
+                    }
+                }
             }
             // The server's value first, then the layer goes.
             lane.land(record, answer: lane.answer(of: server), placeholder: nil, in: store)

@@ -138,6 +138,7 @@ extension Outbox {
             // after a deletion: a change of an item this device deleted is answered as the server answers it).
             guard let landed, let item = lane.itemKey(of: record) else { return [] }
             let base = record.isDeletion ? nil : landed.base
+            state.landed[item] = base
             var later: [OutboxRecord] = []
             for position in state.records.indices
             where state.records[position].sequence > record.sequence && state.records[position].conflict == nil

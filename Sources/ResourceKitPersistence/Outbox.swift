@@ -76,6 +76,9 @@ public final class Outbox: Sendable {
         var conflictWatchers: [UInt64: AsyncStream<OutboxConflict>.Continuation] = [:]
         /// Why each held change's policy could not resolve it, in this launch.
         var holdErrors: [String: NetworkError] = [:]
+        /// What the outbox last showed of each item as the server's (a landed change's answer, the server's
+        /// value kept in a conflict), with its validators: the holders get the value without them.
+        var landed: [StoreKey: OutboxRecord.Base] = [:]
         var nextWatcher: UInt64 = 0
         var lastError: NetworkError?
     }
@@ -371,6 +374,21 @@ public final class Outbox: Sendable {
         for id in ids { unshow(id) }
         notify()
         try await perform { storage throws(NetworkError) in try storage.removeAll() }
+    }
+
+    /// A change's base, with the validators of what the outbox last showed of the item as the server's when
+    /// the holder's value is that one: a value the outbox landed reaches its holders without its validators, and
+    /// a change made on it would otherwise carry no precondition.
+    func known(_ base: MutationBase?, of item: StoreKey, remoteType: ObjectIdentifier) -> MutationBase? {
+        guard var base, base.entityTag == nil, base.lastModified == nil, let value = base.value else { return base }
+        return state.withLock { state in
+            guard let landed = state.landed[item], landed.value != nil,
+                state.lanesByType[remoteType]?.encode(value: value) == landed.value
+            else { return base }
+            base.entityTag = landed.entityTag
+            base.lastModified = landed.lastModified
+            return base
+        }
     }
 
     // MARK: Helpers

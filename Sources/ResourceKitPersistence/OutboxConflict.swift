@@ -68,7 +68,7 @@ public struct OutboxConflict: Sendable, Identifiable, CustomStringConvertible {
 }
 
 /// What a type's kept changes do when the server's item moved past the value they were made on: given to
-/// ``OfflineQueueing/resources(_:conflicts:detection:)``. Every conflict is reported on ``Outbox/conflicts()``,
+/// ``OfflineQueueing/resources(_:conflicts:detection:conditionalWhenOnline:)``. Every conflict is reported on ``Outbox/conflicts()``,
 /// whatever the policy.
 public struct ConflictPolicy<Value: Sendable>: Sendable {
     enum Rule: Sendable {
@@ -107,7 +107,7 @@ public struct ConflictPolicy<Value: Sendable>: Sendable {
 }
 
 /// How a type's kept changes find out that the server's item moved past the value they were made on: given
-/// to ``OfflineQueueing/resources(_:conflicts:detection:)``.
+/// to ``OfflineQueueing/resources(_:conflicts:detection:conditionalWhenOnline:)``.
 public struct ConflictDetection: Sendable, Hashable {
     let name: String
 

@@ -17,6 +17,8 @@ protocol OutboxLane: Sendable {
     func unlayer(_ layer: any Sendable, in store: ResourceStore)
     /// How the type's replayed changes find a conflict.
     var detection: ConflictDetection { get }
+    /// Whether the type's changes sent online carry the preconditions of their base too.
+    var conditionalWhenOnline: Bool { get }
     /// A value of the type, JSON-encoded; `nil` when it is not one or does not encode.
     func encode(value: any Sendable) -> Data?
     /// Sends a stored change as `endpoint`; returns what it answered (`Value?`, boxed) and the base a later
@@ -88,10 +90,13 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
     var updateOfValue: (@Sendable (Item) throws(NetworkError) -> Endpoint?)? = nil
     var policy: ConflictPolicy<Item> = .hold
     var detection: ConflictDetection = .preconditions
+    var conditionalWhenOnline = false
 
     /// The lane of a `Readable` type (changes through its resources).
     init<Remote: Readable>(
-        resources type: Remote.Type, policy: ConflictPolicy<Item> = .hold, detection: ConflictDetection = .preconditions
+        resources type: Remote.Type, policy: ConflictPolicy<Item> = .hold,
+        detection: ConflictDetection = .preconditions,
+        conditionalWhenOnline: Bool = false
     ) where Remote.Value == Item {
         name = Remote.persistenceName
         remoteType = ObjectIdentifier(Remote.self)
@@ -103,6 +108,7 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
         updateOfValue = (Remote.self as? any Updatable.Type).map { Self.valueUpdater($0) }
         self.policy = policy
         self.detection = detection
+        self.conditionalWhenOnline = conditionalWhenOnline
     }
 
     /// The lane of a `Listable` type (changes through its lists).
@@ -209,8 +215,15 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
         store.publish([News.unlayer(news.id, token: token)], from: remoteType)
     }
 
+    /// Encodes values to compare them as bytes: keys sorted (`JSONEncoder` orders them by hash otherwise).
+    static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }
+
     func encode(value: any Sendable) -> Data? {
-        (value as? Item).flatMap { try? JSONEncoder().encode($0) }
+        (value as? Item).flatMap { try? Self.encoder.encode($0) }
     }
 
     func send(_ record: OutboxRecord, as endpoint: Endpoint, in session: NetworkSession) async throws(NetworkError)
@@ -238,7 +251,7 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
     private func base(of item: Item, headers: HTTPHeaders?) -> OutboxRecord.Base {
         OutboxRecord.Base(
             entityTag: headers?["ETag"], lastModified: headers?["Last-Modified"], version: version(item),
-            value: try? JSONEncoder().encode(item))
+            value: try? Self.encoder.encode(item))
     }
 
     func current(of record: OutboxRecord, in session: NetworkSession) async throws(NetworkError) -> ServerSide {
@@ -246,7 +259,7 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
         guard let id = id(of: record) else { throw .invalidRequest("the change names no item of \(name)") }
         do {
             let (item, headers) = try await read(id, session)
-            return ServerSide(value: try? JSONEncoder().encode(item), base: base(of: item, headers: headers))
+            return ServerSide(value: try? Self.encoder.encode(item), base: base(of: item, headers: headers))
         } catch  where error.statusCode == 404 || error.statusCode == 410 {
             return ServerSide(value: nil, base: nil)
         }
@@ -256,7 +269,7 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
         guard let body = error.body, !body.isEmpty, let item = try? JSONDecoder().decode(Item.self, from: body),
             let id = id(of: item), id == AnyHashable(item.id)
         else { return nil }
-        return ServerSide(value: try? JSONEncoder().encode(item), base: base(of: item, headers: error.headers))
+        return ServerSide(value: try? Self.encoder.encode(item), base: base(of: item, headers: error.headers))
     }
 
     private func id(of item: Item) -> AnyHashable? { AnyHashable(item.id) }
@@ -305,7 +318,7 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
                 "\(name) makes no update request of a value: implement Updatable.updateRequest(from:) to send one")
         }
         let body = try endpoint.body.map { body throws(NetworkError) in try session.encodeBody(body) }
-        guard let data = try? JSONEncoder().encode(item) else {
+        guard let data = try? Self.encoder.encode(item) else {
             throw .invalidRequest("the value to send does not encode")
         }
         var record = record
@@ -374,24 +387,33 @@ public struct OfflineQueueing: Sendable {
     ///     held for ``Outbox/resolve(_:with:)`` by default. See ``ConflictPolicy``.
     ///   - detection: How such a conflict is found: by the replayed request's preconditions by default; see
     ///     ``ConflictDetection``.
+    ///   - conditionalWhenOnline: Whether an update or delete sent at once (the server reachable) carries the
+    ///     preconditions of the value it was made on too (`If-Match`, or `If-Unmodified-Since`): a `412` then
+    ///     keeps the change in the outbox, where the replay that starts at once finds the conflict and does
+    ///     what `conflicts` says; the call returns as for a kept change. `false` by default: an online change
+    ///     overwrites what the server has.
     /// - Returns: The configuration.
     public static func resources<Remote: Readable>(
         _ type: Remote.Type, conflicts: ConflictPolicy<Remote.Value> = .hold,
-        detection: ConflictDetection = .preconditions
+        detection: ConflictDetection = .preconditions, conditionalWhenOnline: Bool = false
     ) -> OfflineQueueing
     where Remote.Value: Identifiable & Codable, Remote.Value.ID: Codable & Sendable {
-        OfflineQueueing { ItemOutboxLane(resources: Remote.self, policy: conflicts, detection: detection) }
+        OfflineQueueing {
+            ItemOutboxLane(
+                resources: Remote.self, policy: conflicts, detection: detection,
+                conditionalWhenOnline: conditionalWhenOnline)
+        }
     }
 
     /// Keeps the creates, the optimistic updates and the deletes made through the store's lists of `type`
-    /// that fail because the server is unreachable, as ``resources(_:conflicts:detection:)`` does for resources.
+    /// that fail because the server is unreachable, as ``resources(_:conflicts:detection:conditionalWhenOnline:)`` does for resources.
     /// An update without an `optimistic` item is not kept (the list cannot tell which item it changes). A kept
     /// create shows its placeholder (`ListResource.create(_:optimistic:)`) where the lists place created items,
     /// or nowhere without one; when it lands, the lists place the server's item as they place any create.
     ///
     /// A list keeps no validators per item, so its replayed changes carry no preconditions, and a change
     /// another device made to the item meanwhile is not found: edit items that others edit too through a
-    /// resource of a type given to ``resources(_:conflicts:detection:)``.
+    /// resource of a type given to ``resources(_:conflicts:detection:conditionalWhenOnline:)``.
     /// - Parameter type: The remote list type; its items and their ids must be `Codable`.
     /// - Returns: The configuration.
     public static func list<Remote: Listable>(_ type: Remote.Type) -> OfflineQueueing

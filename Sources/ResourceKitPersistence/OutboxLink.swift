@@ -62,6 +62,7 @@ struct OutboxLink: MutationWrapping {
             }
             return .sent(try await send(endpoint))
         }
+        let base = link.item.map { link.outbox.known(base, of: $0, remoteType: link.remoteType) } ?? base
         // The key of the first attempt is the key of every later one: a change the server took before the
         // connection dropped is not applied twice by a server that honours the header.
         let key = UUID().uuidString
@@ -77,15 +78,35 @@ struct OutboxLink: MutationWrapping {
                     after: .invalidRequest(
                         "an earlier change of this item waits in the outbox, and this one could not be kept")))
         }
+        // Sent at once with the preconditions of its base, where its type asks: a 412 is a conflict, which the
+        // outbox keeps and resolves as a replayed change's.
+        let conditional = kind != .create && link.outbox.isConditionalWhenOnline(link.remoteType)
+        let sent =
+            conditional ? OutboxRecord.conditional(keyed, on: base.map { OutboxRecord.Base($0, value: nil) }) : keyed
         do {
-            return .sent(try await send(keyed))
+            return .sent(try await send(sent))
         } catch  where error.isUnreachable {
             return try await kept(keep(after: error))
+        } catch  where conditional && error.statusCode == 412 {
+            let result: MutationResult<Outcome> = try await kept(keep(after: error))
+            link.outbox.startReplay()
+            return result
         }
     }
 }
 
 extension Outbox {
+    /// Whether the changes of `Remote` sent online carry preconditions.
+    func isConditionalWhenOnline(_ remoteType: ObjectIdentifier) -> Bool {
+        state.withLock { $0.lanesByType[remoteType]?.conditionalWhenOnline ?? false }
+    }
+
+    /// Starts a replay that nobody waits for (a call of ``replay()`` joins it): a change kept in a conflict
+    /// found online is resolved by it.
+    func startReplay() {
+        Task { await self.replay() }
+    }
+
     /// Whether a holder made at the store's wipe `generation` may keep changes here: only one made since the
     /// store's last wipe.
     func isCurrent(_ generation: UInt64) -> Bool {

@@ -165,14 +165,16 @@ struct OutboxRecord: Codable, Sendable {
             base: base?.change, isHeld: conflict != nil)
     }
 
-    /// The request to send on replay: ``endpoint`` with the preconditions of its base (an update's or a
-    /// deletion's): `If-Match` with a strong `ETag` (a weak one never matches), or else `If-Unmodified-Since`,
-    /// unless the request names its own.
-    var conditionalEndpoint: Endpoint {
-        var endpoint = self.endpoint
-        guard !isCreation, let base,
-            endpoint.headers["If-Match"] == nil, endpoint.headers["If-Unmodified-Since"] == nil
-        else { return endpoint }
+    /// The request to send on replay: ``endpoint`` with the preconditions of its base.
+    var conditionalEndpoint: Endpoint { isCreation ? endpoint : Self.conditional(endpoint, on: base) }
+
+    /// `endpoint` with the preconditions of a base (an update's or a deletion's): `If-Match` with a strong `ETag`
+    /// (a weak one never matches), or else `If-Unmodified-Since`, unless the request names its own.
+    static func conditional(_ endpoint: Endpoint, on base: Base?) -> Endpoint {
+        guard let base, endpoint.headers["If-Match"] == nil, endpoint.headers["If-Unmodified-Since"] == nil else {
+            return endpoint
+        }
+        var endpoint = endpoint
         if let tag = base.entityTag, !tag.hasPrefix("W/") {
             endpoint.headers["If-Match"] = tag
         } else if let date = base.lastModified {

@@ -144,8 +144,12 @@ extension Resource where Remote: Updatable {
         let mutations = link?.mutations
         let outcome = try await mutate(optimistic: showing) { () async throws(NetworkError) -> Outcome in
             func send(_ endpoint: Endpoint) async throws(NetworkError) -> Outcome {
-                let response = try await session.send(endpoint, as: Remote.UpdateResponse.self)
-                return .value(try Remote.value(fromUpdate: response))
+                // The answer's validators are the new value's (RFC 9110 §9.3.4): what the next change of it is
+                // made on, and what a later read sends back.
+                let response = try await session.response(for: endpoint)
+                let value = try Remote.value(fromUpdate: session.decode(Remote.UpdateResponse.self, from: response))
+                guard let validators = Validators(response.headers) else { return .value(value) }
+                return .validated(value, validators)
             }
             // Without a wrapper, straight to the server: the wrapper's path adds async frames to every change.
             guard let mutations else { return try await send(endpoint) }

@@ -13,7 +13,7 @@
     }
 
     /// The validators of a response, or `nil` when it has none.
-    init?(_ headers: HTTPHeaders) {
+    package init?(_ headers: HTTPHeaders) {
         entityTag = headers["ETag"].flatMap { $0.isEmpty ? nil : $0 }
         lastModified = headers["Last-Modified"].flatMap { $0.isEmpty ? nil : $0 }
         if entityTag == nil, lastModified == nil { return nil }

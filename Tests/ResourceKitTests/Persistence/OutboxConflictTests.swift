@@ -315,6 +315,88 @@ extension OutboxTests {
         #expect(outbox.pending.isEmpty)
     }
 
+    // MARK: Online, and bases after a landing
+
+    @Test func anOnlineChangeThatOptsInIsConditionalAndA412IsHeldNotAnOverwrite() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try launch(queueing: [.resources(RemotePost.self, conditionalWhenOnline: true)])
+        let post = store.resource(RemotePost.self, id: "42")
+        try await post.read("42")
+        let tag = try #require(try await servedTag("42"))
+        try await otherDevice(Post(id: "42", title: "Hello", body: "Theirs"))
+        let outbox = try #require(store.outbox)
+        let reports = ConflictCollector(outbox)
+        backend.clearLog()
+        let mine = Post(id: "42", title: "Mine")
+        // Returned as a kept change: shown, not failed, not sent over B's.
+        #expect(try await post.update(mine, optimistic: mine) == mine)
+        try await reports.arrived.wait()
+        await outbox.replay()
+        #expect(writes.first?.headers["If-Match"] == tag)
+        #expect(try serverPost("42") == Post(id: "42", title: "Hello", body: "Theirs"))
+        #expect(outbox.held.first?.mine(as: Post.self) == mine)
+        #expect(outbox.held.first?.theirs(as: Post.self)?.body == "Theirs")
+        #expect(post.value == mine)
+        // Without a conflict, the conditional change is sent at once and lands.
+        let other = store.resource(RemotePost.self, id: "43")
+        try await other.read("43")
+        backend.clearLog()
+        #expect(
+            try await other.update(Post(id: "43", title: "Fine"), optimistic: Post(id: "43", title: "Fine")).title
+                == "Fine")
+        #expect(writes.count == 1)
+        #expect(writes.first?.headers["If-Match"] != nil)
+        #expect(try serverPost("43")?.title == "Fine")
+    }
+
+    @Test func anOnlineChangeThatDoesNotOptInOverwritesAsTheDocsSay() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try launch()
+        let post = store.resource(RemotePost.self, id: "42")
+        try await post.read("42")
+        try await otherDevice(Post(id: "42", title: "Hello", body: "Theirs"))
+        backend.clearLog()
+        _ = try await post.update(Post(id: "42", title: "Mine"), optimistic: Post(id: "42", title: "Mine"))
+        #expect(writes.first?.headers["If-Match"] == nil)
+        #expect(try serverPost("42") == Post(id: "42", title: "Mine"))
+    }
+
+    @Test func aChangeMadeOnAValueTheOutboxLandedIsConditionalOnThatAnswer() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try launch()
+        let post = store.resource(RemotePost.self, id: "42")
+        try await post.read("42")
+        let outbox = try #require(store.outbox)
+        try await keepOffline(post, Post(id: "42", title: "First"), in: store)
+        backend.isReachable = true
+        await outbox.replay()
+        let landed = try #require(try await servedTag("42"))
+        #expect(outbox.pending.isEmpty)
+        // Made on the landed answer, which reached the resource without its validators: the outbox knows them.
+        let (_, second) = try await keepOffline(post, Post(id: "42", title: "Second"), in: store)
+        #expect(outbox.pending.first?.base?.entityTag == landed)
+        backend.isReachable = true
+        try await otherDevice(Post(id: "42", title: "First", body: "Theirs"))
+        await outbox.replay()
+        #expect(outbox.held.map(\.id) == [second])
+        #expect(try serverPost("42")?.body == "Theirs")
+    }
+
+    @Test func aChangeMadeAfterAnOnlineUpdateIsConditionalOnTheUpdatesAnswer() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try launch()
+        let post = store.resource(RemotePost.self, id: "42")
+        try await post.read("42")
+        _ = try await post.update(Post(id: "42", title: "Online"), optimistic: Post(id: "42", title: "Online"))
+        let answered = try #require(try await servedTag("42"))
+        let (_, id) = try await keepOffline(post, Post(id: "42", title: "Offline"), in: store)
+        #expect(store.outbox?.pending.first?.base?.entityTag == answered)
+        backend.isReachable = true
+        try await otherDevice(Post(id: "42", title: "Online", body: "Theirs"))
+        await store.outbox?.replay()
+        #expect(store.outbox?.held.map(\.id) == [id])
+    }
+
     // MARK: Bad input
 
     @Test func aMergeThatThrowsOrAnswersAnotherItemHoldsTheChangeAndSaysWhy() async throws {
