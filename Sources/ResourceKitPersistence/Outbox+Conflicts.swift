@@ -61,7 +61,9 @@ extension Outbox {
             // Checked before anything changes: a wrong value leaves the change held, and says why.
             _ = try lane.rewrite(record, with: value, in: store.session)
         }
-        guard try await apply(step, to: record, against: server, lane: lane, store: store) else { return true }
+        guard try await apply(step, to: record, against: server, lane: lane, store: store, reports: false) else {
+            return true
+        }
         await replay()
         return true
     }
@@ -88,7 +90,7 @@ extension Outbox {
             }
         }
         do throws(NetworkError) {
-            return try await apply(step, to: record, against: server, lane: lane, store: store)
+            return try await apply(step, to: record, against: server, lane: lane, store: store, reports: true)
         } catch {
             // Not recorded on disk: the change stays as it was, and the next replay finds the conflict again.
             state.withLock { $0.lastError = error }
@@ -96,10 +98,11 @@ extension Outbox {
         }
     }
 
-    /// Applies a step to a change in conflict with `server`, reports it, and returns whether to send it again.
+    /// Applies a step to a change in conflict with `server`, reports it when it was found now (not when the app
+    /// resolves it), and returns whether to send it again.
     private func apply(
         _ step: ConflictStep, to record: OutboxRecord, against server: ServerSide, lane: any OutboxLane,
-        store: ResourceStore
+        store: ResourceStore, reports: Bool
     ) async throws(NetworkError) -> Bool {
         let conflict = OutboxRecord.Conflict(
             theirs: server.value, current: server.base, detectedAt: record.conflict?.detectedAt ?? Date())
@@ -121,14 +124,13 @@ extension Outbox {
             state.withLock { state in
                 state.records.removeAll { $0.id == record.id }
                 state.holdErrors[record.id] = nil
-                if let item = lane.itemKey(of: record) {
-                    state.landed[item] = server.base.map { base in
-                        var base = base
-                        base.value = server.value
-                        return base
-                    }
-                }
             }
+            await remember(
+                server.base.map { base in
+                    var base = base
+                    base.value = server.value
+                    return base
+                }, of: record)
             // The server's value first, then the layer goes.
             lane.land(record, answer: lane.answer(of: server), placeholder: nil, in: store)
             unshow(record.id)
@@ -160,11 +162,15 @@ extension Outbox {
             resend = true
         }
         notify()
+        guard reports else { return resend }
         let report = OutboxConflict(
             change: record.change, isDeletedOnServer: server.value == nil,
             resolution: resolution, error: state.withLock { $0.holdErrors[record.id] }, detectedAt: conflict.detectedAt,
             baseValue: record.base?.value, mineValue: record.isDeletion ? nil : record.value, theirsValue: server.value)
-        let watchers = state.withLock { Array($0.conflictWatchers.values) }
+        let watchers = state.withLock { state in
+            state.reported.conflicts += 1
+            return Array(state.conflictWatchers.values)
+        }
         for watcher in watchers { watcher.yield(report) }
         return resend
     }

@@ -138,7 +138,6 @@ extension Outbox {
             // after a deletion: a change of an item this device deleted is answered as the server answers it).
             guard let landed, let item = lane.itemKey(of: record) else { return [] }
             let base = record.isDeletion ? nil : landed.base
-            state.landed[item] = base
             var later: [OutboxRecord] = []
             for position in state.records.indices
             where state.records[position].sequence > record.sequence && state.records[position].conflict == nil
@@ -149,6 +148,7 @@ extension Outbox {
             }
             return later
         }
+        if let landed { await remember(record.isDeletion ? nil : landed.base, of: record) }
         for change in later {
             do throws(NetworkError) {
                 try await save(change)
@@ -195,7 +195,10 @@ extension Outbox {
         }
         for change in dropped { unshow(change.id) }
         notify()
-        let watchers = state.withLock { Array($0.failureWatchers.values) }
+        let watchers = state.withLock { state in
+            state.reported.failures += dropped.count
+            return Array(state.failureWatchers.values)
+        }
         for change in dropped {
             let failure = OutboxFailure(
                 change: change.change, error: error, after: change.id == record.id ? nil : record.id)

@@ -77,8 +77,12 @@ public final class Outbox: Sendable {
         /// Why each held change's policy could not resolve it, in this launch.
         var holdErrors: [String: NetworkError] = [:]
         /// What the outbox last showed of each item as the server's (a landed change's answer, the server's
-        /// value kept in a conflict), with its validators: the holders get the value without them.
-        var landed: [StoreKey: OutboxRecord.Base] = [:]
+        /// value kept in a conflict), with its validators: the holders get the value without them. By
+        /// ``landedKey(type:item:)``; kept on disk, so that a change made on the value after a restart knows them.
+        var landed: [String: OutboxRecord.Base] = [:]
+        /// How many conflicts and failures were reported since the outbox was made: for tests of the package, to
+        /// wait for a stream to have read them all.
+        var reported = (conflicts: 0, failures: 0)
         var nextWatcher: UInt64 = 0
         var lastError: NetworkError?
     }
@@ -114,8 +118,16 @@ public final class Outbox: Sendable {
         // of the last one could not be listed.
         var floor = UInt64(max(0, Date().timeIntervalSince1970 * 1e6))
         do throws(NetworkError) {
-            let keys = try storage.allKeys().filter { $0.hasPrefix("change-") }.sorted()
+            let all = try storage.allKeys()
+            let keys = all.filter { $0.hasPrefix("change-") }.sorted()
             let decoder = JSONDecoder()
+            for key in all where key.hasPrefix(Self.landedPrefix) {
+                // A base that cannot be read is one the next change goes without: nothing is lost.
+                guard let entry = try? storage.entry(for: key),
+                    let base = try? decoder.decode(OutboxRecord.Base.self, from: entry.value)
+                else { continue }
+                state.landed[String(key.dropFirst(Self.landedPrefix.count))] = base
+            }
             for key in keys {
                 if let number = UInt64(key.dropFirst("change-".count)) { floor = max(floor, number) }
                 do throws(NetworkError) {
@@ -145,6 +157,9 @@ public final class Outbox: Sendable {
     /// landed (it is then sent again at the next launch, with the same `Idempotency-Key`). `nil` when the last
     /// call succeeded.
     public var lastError: NetworkError? { state.withLock { $0.lastError } }
+
+    /// How many conflicts and failures the outbox reported since it was made: for tests of the package.
+    package var reportCounts: (conflicts: Int, failures: Int) { state.withLock { $0.reported } }
 
     /// How many callers of ``replay()`` wait for the replay running: for tests of the package.
     package var replayCallerCount: Int { state.withLock { $0.replay?.waiters.count ?? 0 } }
@@ -198,17 +213,7 @@ public final class Outbox: Sendable {
                 let waits = state.withLock { state -> Bool in
                     // Cancelled before it waited: nothing to start or join.
                     guard !Task.isCancelled else { return false }
-                    if state.replay == nil {
-                        state.nextReplay &+= 1
-                        let run = state.nextReplay
-                        let previous = state.lastReplay
-                        let task = Task {
-                            await previous?.value
-                            await self.runReplay(run)
-                        }
-                        state.replay = ReplayRun(id: run, task: task)
-                        state.lastReplay = task
-                    }
+                    startRun(in: &state)
                     state.replay?.waiters[caller] = continuation
                     return true
                 }
@@ -228,6 +233,20 @@ public final class Outbox: Sendable {
             waiter?.resume()
             Changes.raise()
         }
+    }
+
+    /// Starts a replay run unless one runs: after the last one, so that two never send at once.
+    func startRun(in state: inout State) {
+        guard state.replay == nil else { return }
+        state.nextReplay &+= 1
+        let run = state.nextReplay
+        let previous = state.lastReplay
+        let task = Task {
+            await previous?.value
+            await self.runReplay(run)
+        }
+        state.replay = ReplayRun(id: run, task: task)
+        state.lastReplay = task
     }
 
     /// Replays now, then each time `signal` yields (the network came back, the app became active, a live
@@ -382,12 +401,43 @@ public final class Outbox: Sendable {
     func known(_ base: MutationBase?, of item: StoreKey, remoteType: ObjectIdentifier) -> MutationBase? {
         guard var base, base.entityTag == nil, base.lastModified == nil, let value = base.value else { return base }
         return state.withLock { state in
-            guard let landed = state.landed[item], landed.value != nil,
-                state.lanesByType[remoteType]?.encode(value: value) == landed.value
+            guard let lane = state.lanesByType[remoteType], let id = lane.encode(id: item.id, value: nil)?.item,
+                let landed = state.landed[Self.landedKey(type: lane.name, item: id)], landed.value != nil,
+                lane.encode(value: value) == landed.value
             else { return base }
             base.entityTag = landed.entityTag
             base.lastModified = landed.lastModified
             return base
+        }
+    }
+
+    static let landedPrefix = "landed-"
+
+    /// The key of an item's landed base: its type's name and its id, JSON-encoded.
+    static func landedKey(type: String, item: Data) -> String { type + "/" + item.base64EncodedString() }
+
+    /// Remembers what the outbox showed of a change's item as the server's (`nil`: nothing known, as after a
+    /// deletion), in memory and on disk.
+    func remember(_ base: OutboxRecord.Base?, of record: OutboxRecord) async {
+        guard !record.isCreation else { return }
+        let key = Self.landedKey(type: record.type, item: record.item)
+        state.withLock { $0.landed[key] = base }
+        do throws(NetworkError) {
+            let encoded = try base.map { base throws(NetworkError) in
+                guard let data = try? JSONEncoder().encode(base) else {
+                    throw .invalidRequest("a base does not encode")
+                }
+                return data
+            }
+            try await perform { storage throws(NetworkError) in
+                if let encoded {
+                    try storage.store([PersistedEntry(key: Self.landedPrefix + key, value: encoded, loadedAt: Date())])
+                } else {
+                    try storage.removeEntries(for: [Self.landedPrefix + key])
+                }
+            }
+        } catch {
+            state.withLock { $0.lastError = error }
         }
     }
 

@@ -101,10 +101,12 @@ extension Outbox {
         state.withLock { $0.lanesByType[remoteType]?.conditionalWhenOnline ?? false }
     }
 
-    /// Starts a replay that nobody waits for (a call of ``replay()`` joins it): a change kept in a conflict
-    /// found online is resolved by it.
+    /// Starts a replay that nobody waits for, unless one runs (a call of ``replay()`` joins it): a change kept in
+    /// a conflict found online is resolved by it. It is registered before this returns, so that a caller of
+    /// ``replay()`` after the change's call waits for it.
     func startReplay() {
-        Task { await self.replay() }
+        state.withLock { startRun(in: &$0) }
+        Changes.raise()
     }
 
     /// Whether a holder made at the store's wipe `generation` may keep changes here: only one made since the
