@@ -22,15 +22,20 @@ enum PocketBase {
             transport: URLSessionTransport(timeout: .seconds(45)), adapters: adapters)
     }
 
-    /// Logs in as the superuser and returns an adapter that sends the token.
-    static func authenticated() async throws -> NetworkSession {
+    /// Logs in as the superuser and returns the token.
+    static func token() async throws -> String {
         struct Auth: Decodable { var token: String }
         struct Credentials: Encodable { var identity: String; var password: String }
         let credentials = Credentials(
             identity: environment["POCKETBASE_EMAIL"] ?? "", password: environment["POCKETBASE_PASSWORD"] ?? "")
         let auth: Auth = try await session().send(
             Endpoint(.post, "_superusers/auth-with-password", body: .json(credentials)))
-        let token = auth.token
+        return auth.token
+    }
+
+    /// Logs in as the superuser and returns a session whose adapter sends the token.
+    static func authenticated() async throws -> NetworkSession {
+        let token = try await token()
         return session(adapters: [
             RequestAdapter { request in
                 var request = request
