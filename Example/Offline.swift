@@ -54,19 +54,24 @@ func offlineAndPersistence(directory: String) async throws {
     } else {
         print("  at launch: nothing on disk yet (run again with the same --store to start from it)")
     }
-    if let change = waiting.first {
+    if let change = waiting.first, let outbox = store.outbox {
         let id = String(change.itemID)
         print("  \(waiting.count) change(s) kept by the last run: \(change.kind) of post \(id)")
         print("  the feed already shows it: \(feed.title(of: id))")
-        await store.outbox?.replay()
+        try await editOnTheLaptop(id, change: change, in: session)
+        await outbox.replay()
+        try await resolveConflicts(in: outbox)
         let server: Post = try await session.send(RemotePost.readEndpoint(for: id))
         print(
-            "  replayed: the server now has \"\(server.title)\"; \(store.outbox?.pending.count ?? 0) change(s) waiting")
+            "  replayed: the server now has \"\(server.title)\"; \(outbox.pending.count) change(s) waiting")
     }
     try await feed.feed.refresh()
     print("  the first page from the server: \(feed.feed.items.count) posts")
     guard var edited = feed.feed.items.first else { return }
     let detail = PostDetailService(store: store, id: edited.id)
+    // Read before the edit: the edit remembers the version it was made on (its `ETag`), for the replay's
+    // precondition.
+    edited = try await detail.post.read(edited.id)
     reachability.isReachable = false
     print("  the network goes away")
     edited.title = "Edited while offline"
@@ -77,4 +82,35 @@ func offlineAndPersistence(directory: String) async throws {
             + " the feed shows \(feed.title(of: edited.id))")
     await persistence.flush()
     print("  quitting with \(store.outbox?.pending.count ?? 0) change(s) waiting")
+}
+
+/// Meanwhile, on another device: the same post's body is edited online, after the offline edit was made.
+func editOnTheLaptop(_ id: String, change: PendingChange, in session: NetworkSession) async throws {
+    guard change.base?.entityTag != nil || change.base?.lastModified != nil else {
+        print(
+            "  (this server sent no ETag or Last-Modified: a replay cannot tell whether someone else edited the post)")
+        return
+    }
+    var theirs: Post = try await session.send(RemotePost.readEndpoint(for: id))
+    theirs.body = "Edited on the laptop"
+    let laptop = session  // another device: its own session on the same server, online
+    _ = try await laptop.send(RemotePost.updateEndpoint(for: theirs), as: Post.self)
+    print("  meanwhile, on the laptop, the same post's body is edited")
+}
+
+/// The conflicts the replay held: each shown as "yours / theirs", then resolved by keeping both edits.
+func resolveConflicts(in outbox: Outbox) async throws {
+    for conflict in outbox.held {
+        guard let mine = conflict.mine(as: Post.self), let theirs = conflict.theirs(as: Post.self) else { continue }
+        print("  the replay found a conflict and held it, shown as \"\(mine.title)\" until resolved:")
+        print("    yours:  \"\(mine.title)\" / \"\(mine.body)\"")
+        print("    theirs: \"\(theirs.title)\" / \"\(theirs.body)\"")
+        // A merge by field: the title is what this device changed, the body what the laptop changed.
+        let base = conflict.base(as: Post.self)
+        var merged = theirs
+        if mine.title != base?.title { merged.title = mine.title }
+        if mine.body != base?.body { merged.body = mine.body }
+        try await outbox.resolve(conflict.id, with: .use(merged))
+        print("  resolved with both edits: \"\(merged.title)\" / \"\(merged.body)\"")
+    }
 }

@@ -1,7 +1,8 @@
 // What ResourceKit does, on an embedded in-memory backend or on a real PocketBase:
 //   swift run Example
 //   swift run Example --base-url http://127.0.0.1:8090 --email admin@resourcekit.test --password …
-//   swift run Example --store DIRECTORY   (twice: the second run starts from disk and replays an offline edit)
+//   swift run Example --store DIRECTORY   (twice: the second run starts from disk and replays an offline edit,
+//                                          which conflicts with another device's edit and is resolved)
 import Foundation
 import ResourceKit
 import ResourceKitPocketBase

@@ -1,7 +1,7 @@
 import Foundation
 public import ResourceKit
 
-/// What the outbox does with the changes of one `Remote` type: made by ``OfflineQueueing/resources(_:)``,
+/// What the outbox does with the changes of one `Remote` type: made by ``OfflineQueueing/resources(_:conflicts:detection:conditionalWhenOnline:)``,
 /// where the types are known.
 protocol OutboxLane: Sendable {
     /// The type's `Readable.persistenceName`: what names it in a stored change.

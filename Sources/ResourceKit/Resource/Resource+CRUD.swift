@@ -124,7 +124,7 @@ extension Resource where Remote: Updatable {
     /// `optimistic` from this call on. When the server answers, they show its answer; when the update fails
     /// or is cancelled, the optimistic value goes away and each shows what it would show without it: the
     /// value before, or the next optimistic change still pending. Only this resource shows the failure. In a
-    /// store that keeps this type's changes offline (ResourceKitPersistence's `OfflineQueueing.resources(_:)`),
+    /// store that keeps this type's changes offline (ResourceKitPersistence's `OfflineQueueing.resources`),
     /// an update the server cannot be reached for is kept in the outbox: the call returns `optimistic`, which
     /// every holder shows until the outbox sends the update (the outbox's `pending` lists it).
     /// - Parameters:
