@@ -2,6 +2,7 @@ import Foundation
 import ResourceKit
 import ResourceKitPersistence
 import ResourceKitPocketBase
+import Synchronization
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -93,10 +94,26 @@ enum ChildProcess {
     }
 
     /// Answers a note's read, with `ETag: "n<id>"`, and nothing else: every change is kept, on a known base.
+    /// While `conflicts` is set, it answers a write `412` with the note someone else wrote: a replay then holds
+    /// the change in a conflict.
     struct ReadsOnly: HTTPTransport {
+        final class Switch: Sendable {
+            let isOn = Atomic(false)
+        }
+
+        var conflicts = Switch()
+
         static func entityTag(of id: String) -> String { "\"n\(id)\"" }
 
         func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
+            if conflicts.isOn.load(ordering: .relaxed), request.httpMethod == "PATCH",
+                let id = request.url?.lastPathComponent,
+                let body = try? JSONEncoder().encode(Note(id: Int(id) ?? -1, text: "theirs"))
+            {
+                return HTTPResponse(
+                    statusCode: 412, headers: ["ETag": "\"t\(id)\"", "Content-Type": "application/json"], body: body,
+                    url: request.url)
+            }
             guard request.httpMethod == "GET", let id = request.url?.lastPathComponent,
                 let body = try? JSONEncoder().encode(Note(id: Int(id) ?? -1, text: "server"))
             else { throw .transport(code: .notConnectedToInternet, message: "offline") }
@@ -115,8 +132,9 @@ enum ChildProcess {
             storage: try FileEntryStorage(directory: directory.appendingPathComponent("entries")),
             outbox: try FileEntryStorage(directory: directory.appendingPathComponent("outbox")),
             queueWhenOffline: [.resources(RemoteNote.self)])
+        let transport = ReadsOnly()
         let store = ResourceStore(
-            session: NetworkSession(baseURL: "http://127.0.0.1:9/api", transport: ReadsOnly()),
+            session: NetworkSession(baseURL: "http://127.0.0.1:9/api", transport: transport),
             persistence: persistence)
         var random = seed
         var counter = 0
@@ -146,6 +164,13 @@ enum ChildProcess {
                 exit(3)
             }
             say("queued \(id)")
+            // Now and then the server is back, and someone else has changed every note: the replay holds the
+            // kept changes in conflicts (killed in the middle of it, too).
+            if random >> 58 & 3 == 0 {
+                transport.conflicts.isOn.store(true, ordering: .relaxed)
+                await store.outbox?.replay()
+                transport.conflicts.isOn.store(false, ordering: .relaxed)
+            }
         }
     }
 

@@ -159,6 +159,8 @@ struct PersistenceCrashTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         /// Every change the child said it kept, in the order it said so.
         var acknowledged: [String] = []
+        /// How many held changes the rounds found, all told.
+        var heldSeen = 0
         for round in 0..<rounds {
             let received = try Self.runUntilKilled(
                 [directory.path, String(rng.next() % 1_000_000), "outbox"], round, &rng)
@@ -199,9 +201,22 @@ struct PersistenceCrashTests {
                     || $0.base?.lastModified != "Tue, 01 Dec 2026 00:00:00 GMT"
             }
             #expect(baseless.isEmpty, "seed \(seed), round \(round): changes without their base: \(baseless)")
+            // A change held in a conflict is still held, with the three values.
+            let held = try #require(store.outbox).held
+            heldSeen += held.count
+            #expect(held.map(\.id) == pending.filter(\.isHeld).map(\.id))
+            for conflict in held {
+                #expect(
+                    conflict.theirs(as: ChildProcess.Note.self)?.text == "theirs"
+                        && conflict.base(as: ChildProcess.Note.self)?.text == "server"
+                        && conflict.mine(as: ChildProcess.Note.self).map { !["theirs", "server"].contains($0.text) }
+                            == true,
+                    "seed \(seed), round \(round): \(conflict)")
+            }
             #expect(store.outbox?.lastError == nil)
         }
         #expect(acknowledged.count >= rounds / 2)
+        #expect(heldSeen > 0, "no round held a conflict: the test did not reach what it checks")
     }
 }
 
