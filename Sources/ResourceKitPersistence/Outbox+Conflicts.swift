@@ -36,7 +36,7 @@ extension Outbox {
     /// - Parameters:
     ///   - id: The held change's ``PendingChange/id``.
     ///   - resolution: What to do with it.
-    /// - Returns: Whether a held change with that id was found.
+    /// - Returns: Whether a held change with that id was found (`false` too while another call resolves it).
     /// - Throws: `NetworkError.invalidRequest(_:)` for a value of another type or item, or of a type that makes
     ///   no update request of a value; `NetworkError.file(_:)` when the storage could not record the
     ///   resolution. The change is then still held.
@@ -44,12 +44,15 @@ extension Outbox {
     public func resolve(_ id: String, with resolution: ConflictResolution) async throws(NetworkError) -> Bool {
         guard
             let (record, lane, store) = state.withLock({ state -> (OutboxRecord, any OutboxLane, ResourceStore)? in
-                guard state.sending != id, let record = state.records.first(where: { $0.id == id }),
-                    record.conflict != nil, let lane = state.lanes[record.type], let store = state.store
+                guard state.sending != id, !state.resolving.contains(id),
+                    let record = state.records.first(where: { $0.id == id }), record.conflict != nil,
+                    let lane = state.lanes[record.type], let store = state.store
                 else { return nil }
+                state.resolving.insert(id)
                 return (record, lane, store)
             })
         else { return false }
+        defer { state.withLock { _ = $0.resolving.remove(id) } }
         let server = ServerSide(value: record.conflict?.theirs, base: record.conflict?.current)
         let step: ConflictStep
         if let value = resolution.value {

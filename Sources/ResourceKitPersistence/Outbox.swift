@@ -60,6 +60,8 @@ public final class Outbox: Sendable {
         var records: [OutboxRecord] = []
         /// The change being sent: it cannot be cancelled.
         var sending: String?
+        /// Held changes being resolved: they cannot be cancelled or resolved again meanwhile.
+        var resolving: Set<String> = []
         /// What each shown change shows: its item and its layer.
         var shown: [String: Shown] = [:]
         var lanes: [String: any OutboxLane] = [:]
@@ -265,7 +267,7 @@ public final class Outbox: Sendable {
     }
 
     /// Rolls back a kept change: every holder of its item shows it without the change again, and it is never
-    /// sent. A change being sent right now cannot be cancelled.
+    /// sent. A change being sent right now, or being resolved (``resolve(_:with:)``), cannot be cancelled.
     /// - Parameter id: The change's ``PendingChange/id``.
     /// - Returns: Whether the change was found and cancelled.
     /// - Throws: `NetworkError.file(_:)` when the storage could not remove it; it is then kept.
@@ -274,7 +276,9 @@ public final class Outbox: Sendable {
         // Out of the list at once, so that a replay starting now does not send it.
         guard
             let record = state.withLock({ state -> OutboxRecord? in
-                guard state.sending != id, let position = state.records.firstIndex(where: { $0.id == id }) else {
+                guard state.sending != id, !state.resolving.contains(id),
+                    let position = state.records.firstIndex(where: { $0.id == id })
+                else {
                     return nil
                 }
                 return state.records.remove(at: position)

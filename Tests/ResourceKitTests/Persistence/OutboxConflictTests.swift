@@ -44,6 +44,31 @@ struct RefusingTransport: HTTPTransport {
     }
 }
 
+/// An outbox storage whose next `store` (one only, when `holds` is set) waits for `holds` to be signalled, after
+/// opening `storeStarted`: it blocks the outbox's own queue, never a task.
+final class HeldStores: EntryStorage {
+    let base: FileEntryStorage
+    let holds = Mutex<DispatchSemaphore?>(nil)
+    let storeStarted = AsyncLatch()
+
+    init(_ base: FileEntryStorage) { self.base = base }
+
+    func entry(for key: String) throws(NetworkError) -> PersistedEntry? { try base.entry(for: key) }
+    func store(_ entries: [PersistedEntry]) throws(NetworkError) {
+        if let hold = holds.withLock({ hold in
+            defer { hold = nil }
+            return hold
+        }) {
+            storeStarted.open()
+            hold.wait()
+        }
+        try base.store(entries)
+    }
+    func removeEntries(for keys: [String]) throws(NetworkError) { try base.removeEntries(for: keys) }
+    func removeAll() throws(NetworkError) { try base.removeAll() }
+    func allKeys() throws(NetworkError) -> [String] { try base.allKeys() }
+}
+
 /// `RemotePost` whose version is its content, as PocketBase's `updated` field would be.
 struct RemoteStampedPost: Readable, Updatable, Deletable {
     typealias Value = Post
@@ -395,6 +420,34 @@ extension OutboxTests {
         try await otherDevice(Post(id: "42", title: "Online", body: "Theirs"))
         await store.outbox?.replay()
         #expect(store.outbox?.held.map(\.id) == [id])
+    }
+
+    @Test func aChangeBeingResolvedCannotBeCancelledOrResolvedAgain() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let storage = HeldStores(try FileEntryStorage(directory: directory.appendingPathComponent("outbox")))
+        let store = try launch(outbox: storage)
+        let post = store.resource(RemotePost.self, id: "42")
+        try await post.read("42")
+        let (_, id) = try await keepOffline(post, Post(id: "42", title: "Mine"), in: store)
+        backend.isReachable = true
+        try await otherDevice(Post(id: "42", title: "Hello", body: "Theirs"))
+        let outbox = try #require(store.outbox)
+        await outbox.replay()
+        #expect(outbox.held.map(\.id) == [id])
+        // The resolution's record waits on its way to the disk: the resolution is under way.
+        let hold = DispatchSemaphore(value: 0)
+        storage.holds.withLock { $0 = hold }
+        let resolving = Task { try await outbox.resolve(id, with: .keepMine) }
+        try await storage.storeStarted.wait()
+        // Refused at once, while the resolution's write waits. (Taken, the cancel would wait for its own removal
+        // behind that write: the suite's time limit would end the test.)
+        #expect(try await outbox.cancel(id) == false)
+        #expect(try await outbox.resolve(id, with: .keepServer) == false)
+        hold.signal()
+        #expect(try await resolving.value)
+        #expect(outbox.pending.isEmpty)
+        #expect(try serverPost("42") == Post(id: "42", title: "Mine"))
+        #expect(post.value == Post(id: "42", title: "Mine"))
     }
 
     // MARK: Bad input
