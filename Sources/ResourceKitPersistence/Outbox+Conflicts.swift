@@ -30,16 +30,19 @@ extension Outbox {
 
     /// Ends a held conflict: ``ConflictResolution/keepServer`` rolls the change back in every holder, which
     /// shows the server's value; ``ConflictResolution/keepMine`` and ``ConflictResolution/use(_:)`` make it
-    /// on the server's current version (with a new `Idempotency-Key`), show what it sends, and replay it with
-    /// the changes behind it; this call returns when that replay ends. If the server moved past it again
-    /// meanwhile, the change is held again (and reported again).
+    /// on the server's current version (with a new `Idempotency-Key`), show what it sends, and replay (as
+    /// ``replay()`` does, joining a replay that runs); this call returns when that replay ends, the change sent,
+    /// or still pending if the server could not be reached. If the server moved past it again meanwhile, that
+    /// replay finds a new conflict and the type's policy applies to it. A resolution is not reported on
+    /// ``conflicts()``.
     /// - Parameters:
     ///   - id: The held change's ``PendingChange/id``.
     ///   - resolution: What to do with it.
     /// - Returns: Whether a held change with that id was found (`false` too while another call resolves it).
     /// - Throws: `NetworkError.invalidRequest(_:)` for a value of another type or item, or of a type that makes
-    ///   no update request of a value; `NetworkError.file(_:)` when the storage could not record the
-    ///   resolution. The change is then still held.
+    ///   no update request of a value, and for `keepMine` or `use` on an update of an item the server deleted;
+    ///   `NetworkError.file(_:)` when the storage could not record the resolution. The change is then still
+    ///   held.
     @discardableResult
     public func resolve(_ id: String, with resolution: ConflictResolution) async throws(NetworkError) -> Bool {
         guard
@@ -54,6 +57,12 @@ extension Outbox {
         else { return false }
         defer { state.withLock { _ = $0.resolving.remove(id) } }
         let server = ServerSide(value: record.conflict?.theirs, base: record.conflict?.current)
+        if resolution.name != ConflictResolution.keepServer.name, server.value == nil, !record.isDeletion,
+            record.conflict?.isUnknown != true
+        {
+            throw .invalidRequest(
+                "the server deleted the item: an update cannot keep it; resolve with keepServer, or create it again")
+        }
         let step: ConflictStep
         if let value = resolution.value {
             step = .use(value)
@@ -108,7 +117,8 @@ extension Outbox {
         store: ResourceStore, reports: Bool
     ) async throws(NetworkError) -> Bool {
         let conflict = OutboxRecord.Conflict(
-            theirs: server.value, current: server.base, detectedAt: record.conflict?.detectedAt ?? Date())
+            theirs: server.value, current: server.base, detectedAt: record.conflict?.detectedAt ?? Date(),
+            isUnknown: server.unreadable != nil || record.conflict?.isUnknown == true ? true : nil)
         var resolution: ConflictResolution?
         var resend = false
         switch step {
@@ -134,9 +144,15 @@ extension Outbox {
                     base.value = server.value
                     return base
                 }, of: record)
-            // The server's value first, then the layer goes.
-            lane.land(record, answer: lane.answer(of: server), placeholder: nil, in: store)
-            unshow(record.id)
+            if conflict.isUnknown == true {
+                // The server's value is not known: the layer goes, and the item is read again where it is shown.
+                unshow(record.id)
+                await lane.refresh(record, in: store)
+            } else {
+                // The server's value first, then the layer goes.
+                lane.land(record, answer: lane.answer(of: server), placeholder: nil, in: store)
+                unshow(record.id)
+            }
             resolution = .keepServer
         case .keepMine, .use:
             var mine = record
@@ -164,10 +180,16 @@ extension Outbox {
             if mine.value != record.value { reshow(mine, lane: lane) }
             resend = true
         }
+        state.withLock { state in
+            // No longer being sent: held, dropped, or to be sent again. A change the app resolved is sent again by
+            // a replay running now (one that tried it already included).
+            if state.sending == record.id { state.sending = nil }
+            if resend, !reports { state.resumed.insert(record.id) }
+        }
         notify()
         guard reports else { return resend }
         let report = OutboxConflict(
-            change: record.change, isDeletedOnServer: server.value == nil,
+            change: record.change, isDeletedOnServer: server.value == nil && server.unreadable == nil,
             resolution: resolution, error: state.withLock { $0.holdErrors[record.id] }, detectedAt: conflict.detectedAt,
             baseValue: record.base?.value, mineValue: record.isDeletion ? nil : record.value, theirsValue: server.value)
         let watchers = state.withLock { state in
@@ -180,6 +202,14 @@ extension Outbox {
 }
 
 extension Outbox.State {
+    /// Whether a later change of `record`'s item is kept.
+    func hasLaterChanges(than record: OutboxRecord, lane: any OutboxLane) -> Bool {
+        guard let item = lane.itemKey(of: record) else { return false }
+        return records.contains { other in
+            other.sequence > record.sequence && lanes[other.type]?.itemKey(of: other) == item
+        }
+    }
+
     /// Whether a kept change waits: it is held, or an earlier change of its item is still kept (held, or of a
     /// type not given in this run), and must reach the server first.
     func waits(_ record: OutboxRecord) -> Bool {
@@ -194,7 +224,7 @@ extension Outbox.State {
     func conflict(of record: OutboxRecord, resolution: ConflictResolution?) -> OutboxConflict? {
         guard let conflict = record.conflict else { return nil }
         return OutboxConflict(
-            change: record.change, isDeletedOnServer: conflict.theirs == nil,
+            change: record.change, isDeletedOnServer: conflict.theirs == nil && conflict.isUnknown != true,
             resolution: resolution, error: holdErrors[record.id], detectedAt: conflict.detectedAt,
             baseValue: record.base?.value, mineValue: record.isDeletion ? nil : record.value,
             theirsValue: conflict.theirs)

@@ -11,6 +11,9 @@ extension Outbox {
         while true {
             // The run ends in the section that finds nothing more to send: a change kept after it starts a new run.
             let next = state.withLock { state -> (OutboxRecord, any OutboxLane, ResourceStore)?? in
+                // Changes the app resolved meanwhile are sent again by this run.
+                attempted.subtract(state.resumed)
+                state.resumed.removeAll()
                 guard !Task.isCancelled, let store = state.store,
                     let record = state.records.first(where: {
                         !attempted.contains($0.id) && state.lanes[$0.type] != nil && !state.waits($0)
@@ -31,8 +34,15 @@ extension Outbox {
                 state.withLock { $0.sending = nil }
                 return endReplay(run)
             case .unreadable:
-                // The server took it (a 2xx) but its answer does not decode: landed, and read again.
-                await land(record, answer: nil, lane: lane, store: store)
+                // The server took it (a 2xx) but its answer does not decode: landed, and read again. The later
+                // changes of its item are made on it: they get the item as the server has it now as their base.
+                var rebase: OutboxRecord.Base?
+                if state.withLock({ $0.hasLaterChanges(than: record, lane: lane) }),
+                    let server = try? await lane.current(of: record, in: store.session)
+                {
+                    rebase = server.base
+                }
+                await land(record, answer: nil, rebase: rebase, lane: lane, store: store)
             case .refused(let error):
                 await refuse(record, error: error, lane: lane)
             case .conflict(let server):
@@ -65,9 +75,11 @@ extension Outbox {
             let server: ServerSide
             do throws(NetworkError) {
                 server = try await lane.current(of: record, in: session)
-            } catch {
-                // The item could not be read: the change waits, unsent, for a replay that can check it.
+            } catch  where Self.triesLater(error) {
                 return .later
+            } catch {
+                // The item cannot be read: not checked, not sent; refused like a change the server refuses.
+                return .refused(error)
             }
             if server.value == nil, record.isDeletion {
                 return .landed(LaneAnswer(answer: lane.answer(of: server), base: nil))
@@ -78,7 +90,7 @@ extension Outbox {
         do throws(NetworkError) {
             return .landed(try await lane.send(record, as: record.conditionalEndpoint, in: session))
         } catch  where error.statusCode == 412 {
-            if let server = lane.serverSide(of: error) { return .conflict(server) }
+            if let server = lane.serverSide(of: error, for: record) { return .conflict(server) }
             // No item in the answer: read it, to report the server's value.
             do throws(NetworkError) {
                 let server = try await lane.current(of: record, in: session)
@@ -86,13 +98,22 @@ extension Outbox {
                     return .landed(LaneAnswer(answer: lane.answer(of: server), base: nil))
                 }
                 return .conflict(server)
-            } catch {
+            } catch  where Self.triesLater(error) {
                 return .later
+            } catch {
+                // A conflict whose other side cannot be read: held, for the app to decide.
+                return .conflict(ServerSide(value: nil, base: nil, unreadable: error))
             }
         } catch  where Self.triesLater(error) {
             return .later
         } catch  where error.code == .decoding {
             return .unreadable
+        } catch
+            where (error.statusCode == 404 || error.statusCode == 410) && !record.isCreation
+            && record.base != nil
+        {
+            // Gone, although the value the update was made on was there: someone deleted the item meanwhile.
+            return .conflict(ServerSide(value: nil, base: nil))
         } catch {
             return .refused(error)
         }
@@ -120,9 +141,10 @@ extension Outbox {
 
     /// A change the server took: off the disk, then shown as answered (`answer` `nil`: an answer that did not
     /// decode, so the item is marked stale and read again where it is observed).
-    func land(_ record: OutboxRecord, answer landed: LaneAnswer?, lane: any OutboxLane, store: ResourceStore)
-        async
-    {
+    func land(
+        _ record: OutboxRecord, answer landed: LaneAnswer?, rebase: OutboxRecord.Base? = nil, lane: any OutboxLane,
+        store: ResourceStore
+    ) async {
         let answer = landed?.answer
         do throws(NetworkError) {
             try await perform { storage throws(NetworkError) in try storage.removeEntries(for: [record.storageKey]) }
@@ -136,8 +158,8 @@ extension Outbox {
             state.holdErrors[record.id] = nil
             // The item's later changes were made on top of this one: what it answered is their base now (none
             // after a deletion: a change of an item this device deleted is answered as the server answers it).
-            guard let landed, let item = lane.itemKey(of: record) else { return [] }
-            let base = record.isDeletion ? nil : landed.base
+            guard landed != nil || rebase != nil, let item = lane.itemKey(of: record) else { return [] }
+            let base = record.isDeletion ? nil : landed?.base ?? rebase
             var later: [OutboxRecord] = []
             for position in state.records.indices
             where state.records[position].sequence > record.sequence && state.records[position].conflict == nil
@@ -149,6 +171,7 @@ extension Outbox {
             return later
         }
         if let landed { await remember(record.isDeletion ? nil : landed.base, of: record) }
+        if let rebase { await remember(rebase, of: record) }
         for change in later {
             do throws(NetworkError) {
                 try await save(change)

@@ -34,7 +34,8 @@ import Synchronization
 ///   later too, and after a restart in a store that lists the type again. A kept create shows its placeholder
 ///   (`ListResource.create(_:optimistic:)`) where the lists place created items, or nowhere without one.
 /// - **Replay.** ``replay()`` sends the kept changes in the order they were made, one at a time, each with
-///   its ``PendingChange/id`` as `Idempotency-Key` (the key its first attempt was sent with). A change that
+///   its ``PendingChange/id`` as `Idempotency-Key` (the key its first attempt was sent with; a change resolved
+///   after a conflict is a new request, with a new key). A change that
 ///   lands is shown as the server answered (one whose answer does not decode has landed, and is read again).
 ///   An unreachable server, a `401`, `408`, `429` or any `5xx` stops the replay and keeps the rest for the
 ///   next one. Any other error is a refusal: the change is rolled back in every holder and reported on ``failures()``, and
@@ -62,6 +63,8 @@ public final class Outbox: Sendable {
         var sending: String?
         /// Held changes being resolved: they cannot be cancelled or resolved again meanwhile.
         var resolving: Set<String> = []
+        /// Changes the app resolved: a replay running sends them again, though it tried them already.
+        var resumed: Set<String> = []
         /// What each shown change shows: its item and its layer.
         var shown: [String: Shown] = [:]
         var lanes: [String: any OutboxLane] = [:]

@@ -18,7 +18,8 @@ public import ResourceKit
 public struct OutboxConflict: Sendable, Identifiable, CustomStringConvertible {
     /// The change; its ``PendingChange/base`` names the version it was made on.
     public let change: PendingChange
-    /// Whether the server no longer has the item.
+    /// Whether the server no longer has the item (`false` also when its value could not be read: ``error``
+    /// says why).
     public let isDeletedOnServer: Bool
     /// How the type's ``ConflictPolicy`` resolved it as it was found, or `nil` when it is held for
     /// ``Outbox/resolve(_:with:)``.
@@ -49,8 +50,8 @@ public struct OutboxConflict: Sendable, Identifiable, CustomStringConvertible {
     /// - Returns: The value.
     public func mine<Value: Decodable>(as type: Value.Type = Value.self) -> Value? { Self.decode(mineValue) }
 
-    /// The server's value now. `nil` when the server deleted the item (``isDeletedOnServer``), or the value does
-    /// not decode as `Value`.
+    /// The server's value now. `nil` when the server deleted the item (``isDeletedOnServer``), when it could not
+    /// be read (``error``), or when the value does not decode as `Value`.
     /// - Parameter type: The change's value type.
     /// - Returns: The value.
     public func theirs<Value: Decodable>(as type: Value.Type = Value.self) -> Value? { Self.decode(theirsValue) }
@@ -78,6 +79,10 @@ public struct ConflictPolicy<Value: Sendable>: Sendable {
 
     let rule: Rule
 
+    var isKeepMine: Bool {
+        if case .keepMine = rule { true } else { false }
+    }
+
     /// Holds the change, still shown in every holder over the server's value, until
     /// ``Outbox/resolve(_:with:)``; later changes of the item wait behind it. The default: an app that does
     /// nothing loses neither edit.
@@ -87,8 +92,9 @@ public struct ConflictPolicy<Value: Sendable>: Sendable {
     public static var keepServer: ConflictPolicy { ConflictPolicy(rule: .keepServer) }
 
     /// Keeps the change: it is sent again at once, made on the server's current version (its preconditions
-    /// name that version), so it overwrites the other change knowingly. Sent to an item the server deleted, it
-    /// is answered as the server answers such a request (often `404`: refused, on ``Outbox/failures()``).
+    /// name that version, when the server's answer carried an `ETag` or `Last-Modified`), so it overwrites the
+    /// other change knowingly. An update of an item the server deleted cannot keep it: that change is held, with
+    /// ``OutboxConflict/error`` saying so.
     public static var keepMine: ConflictPolicy { ConflictPolicy(rule: .keepMine) }
 
     /// Sends what `merge` makes of the three values, made on the server's current version, and shows it in
@@ -120,10 +126,12 @@ public struct ConflictDetection: Sendable, Hashable {
 
     /// For a server that ignores preconditions (PocketBase is one): before each replayed update or delete, the
     /// item is read, and its version (`RemoteResource.version(of:)`) compared with the version the change was
-    /// made on; a different version, or an item gone, is a conflict. The preconditions are sent as well. A
-    /// write by someone else that reaches the server between that read's answer and the replayed write is
-    /// overwritten: the window is one round trip. A change made on a value without a version is sent after the
-    /// read without a check. Costs one read per replayed update or delete.
+    /// made on; a different version, or an item gone, is a conflict (a deletion of an item that is gone has
+    /// landed). A read that fails refuses the change, as a refused write would (an unreachable or busy server
+    /// stops the replay for later). The type must be read by its value's id. The preconditions are sent as
+    /// well. A write by someone else that reaches the server between that read's answer and the replayed write
+    /// is overwritten: the window is one round trip. A change made on a value without a version is sent after
+    /// the read unless the item is gone. Costs one read per replayed update or delete.
     public static let versionCheck = ConflictDetection(name: "versionCheck")
 }
 
@@ -140,7 +148,8 @@ public struct ConflictResolution: Sendable, CustomStringConvertible {
 
     /// `value` is sent instead of the change, made on the server's current version, and shown in every holder
     /// meanwhile: a merge of your own. It must be the change's value type, with the change's item id, and its
-    /// type must make an update request of a value (`Updatable.updateRequest(from:)`).
+    /// type must make an update request of a value (`Updatable.updateRequest(from:)`). A held deletion resolved
+    /// so becomes an update that sends `value`.
     /// - Parameter value: The value to send.
     /// - Returns: The resolution.
     public static func use<Value: Sendable>(_ value: Value) -> ConflictResolution {

@@ -27,8 +27,8 @@ protocol OutboxLane: Sendable {
         -> LaneAnswer
     /// Reads the change's item as the server has it now (`value` `nil`: it has none).
     func current(of record: OutboxRecord, in session: NetworkSession) async throws(NetworkError) -> ServerSide
-    /// The server's item a `412` carried, if its body is one.
-    func serverSide(of error: NetworkError) -> ServerSide?
+    /// The server's item a `412` to `record` carried, if its body is that item.
+    func serverSide(of error: NetworkError, for record: OutboxRecord) -> ServerSide?
     /// What the type's policy does with a conflict.
     func settle(_ record: OutboxRecord, against server: ServerSide) -> ConflictStep
     /// The change made into an update that sends `value` (a merge's, or the app's own).
@@ -49,10 +49,13 @@ struct LaneAnswer: Sendable {
     var base: OutboxRecord.Base?
 }
 
-/// The server's item in a conflict: its value (`nil`: it has none) and its validators and version.
+/// The server's item in a conflict: its value (`nil`: it has none, or it could not be read) and its validators
+/// and version.
 struct ServerSide: Sendable {
     var value: Data?
     var base: OutboxRecord.Base?
+    /// Why the server's item could not be read, when it could not: its value is then unknown.
+    var unreadable: NetworkError? = nil
 }
 
 /// What a type's conflict policy makes of one conflict.
@@ -237,7 +240,7 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
             guard let delete else { throw .invalidRequest("\(name) is not Deletable") }
             do {
                 (item, headers) = try await delete(endpoint, session)
-            } catch  where error.statusCode == 404 {
+            } catch  where error.statusCode == 404 || error.statusCode == 410 {
                 // Already gone: the deletion landed (an earlier attempt, or someone else).
                 return LaneAnswer(answer: Item?.none, base: nil)
             }
@@ -265,16 +268,21 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
         }
     }
 
-    func serverSide(of error: NetworkError) -> ServerSide? {
+    func serverSide(of error: NetworkError, for record: OutboxRecord) -> ServerSide? {
         guard let body = error.body, !body.isEmpty, let item = try? JSONDecoder().decode(Item.self, from: body),
-            let id = id(of: item), id == AnyHashable(item.id)
+            let id = id(of: record), item.id == id
         else { return nil }
         return ServerSide(value: try? Self.encoder.encode(item), base: base(of: item, headers: error.headers))
     }
 
-    private func id(of item: Item) -> AnyHashable? { AnyHashable(item.id) }
-
     func settle(_ record: OutboxRecord, against server: ServerSide) -> ConflictStep {
+        // The server's value unknown: no policy can weigh it, the app decides.
+        if let unreadable = server.unreadable { return .hold(unreadable) }
+        // Deleted on the server: an update cannot bring it back (a create would), so keeping it is the app's call.
+        if server.value == nil, !record.isDeletion, policy.isKeepMine {
+            return .hold(
+                .invalidRequest("the server deleted the item: an update cannot keep it; resolve with keepServer"))
+        }
         switch policy.rule {
         case .hold: return .hold(nil)
         case .keepServer: return .keepServer
@@ -288,6 +296,13 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
             }
             guard let data = server.value, let theirs = try? JSONDecoder().decode(Item.self, from: data) else {
                 return .hold(.invalidRequest("the server deleted the item: there is nothing to merge with"))
+            }
+            // Checked before the merge runs: a type that makes no request of a value cannot send what it returns.
+            guard (try? updateOfValue?(mine)) != nil else {
+                return .hold(
+                    .invalidRequest(
+                        "\(name) makes no update request of a value: implement Updatable.updateRequest(from:) to merge")
+                )
             }
             let base = record.base?.value.flatMap { try? JSONDecoder().decode(Item.self, from: $0) }
             let merged: Item

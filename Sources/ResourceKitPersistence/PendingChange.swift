@@ -21,7 +21,8 @@ public struct PendingChange: Sendable, Identifiable, Hashable, CustomStringConve
         public var description: String { name }
     }
 
-    /// The change's id, sent as its `Idempotency-Key` header on every attempt, across restarts.
+    /// The change's id, sent as its `Idempotency-Key` header on every attempt, across restarts (a change resolved
+    /// after a conflict is a new request, sent with a new key; its id stays).
     public let id: String
     /// Its place in the outbox: changes are sent in this order.
     public let sequence: UInt64
@@ -113,6 +114,8 @@ struct OutboxRecord: Codable, Sendable {
         /// The server's validators and version.
         var current: Base?
         var detectedAt: Date
+        /// Whether the server's value could not be read (`theirs` is then `nil` without the item being gone).
+        var isUnknown: Bool?
     }
 
     /// A change's base as stored: a version is a number or a text.

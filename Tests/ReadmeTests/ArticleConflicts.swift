@@ -56,10 +56,9 @@ func choose(_ row: NoteConflictRow, keepYours: Bool, mergeTitle: Bool, in outbox
     }
 }
 
-/// Shows a badge while conflicts wait for the user, as each is found.
+/// Shows a badge with the number of conflicts waiting for the user, as they are found and resolved.
 func watchConflicts(of outbox: Outbox, show: @escaping @Sendable (Int) -> Void) -> Task<Void, Never> {
     Task {
-        show(outbox.held.count)
-        for await _ in outbox.conflicts() { show(outbox.held.count) }
+        for await pending in outbox.changes() { show(pending.filter(\.isHeld).count) }
     }
 }

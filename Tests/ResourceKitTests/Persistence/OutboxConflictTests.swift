@@ -37,9 +37,14 @@ struct RefusingTransport: HTTPTransport {
 
     let base: any HTTPTransport
     let refuses: Switch
+    /// Whether reads are refused too (`403`) while `refuses` is on.
+    var refusesReads = false
 
     func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
-        if request.httpMethod != "GET", refuses.isOn.withLock({ $0 }) { throw .httpStatus(code: 412, body: Data()) }
+        if refuses.isOn.withLock({ $0 }) {
+            if request.httpMethod != "GET" { throw .httpStatus(code: 412, body: Data()) }
+            if refusesReads { throw .httpStatus(code: 403, body: Data()) }
+        }
         return try await base.send(request)
     }
 }
@@ -67,6 +72,40 @@ final class HeldStores: EntryStorage {
     func removeEntries(for keys: [String]) throws(NetworkError) { try base.removeEntries(for: keys) }
     func removeAll() throws(NetworkError) { try base.removeAll() }
     func allKeys() throws(NetworkError) -> [String] { try base.allKeys() }
+}
+
+/// A transport whose answers carry their `ETag` as a weak one.
+struct WeakTags: HTTPTransport {
+    let base: any HTTPTransport
+
+    func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
+        var response = try await base.send(request)
+        if let tag = response.headers["ETag"] { response.headers["ETag"] = "W/" + tag }
+        return response
+    }
+}
+
+/// A transport that passes writes on and answers them with an empty `200`: an answer no value decodes from.
+struct EmptyWriteAnswers: HTTPTransport {
+    let base: any HTTPTransport
+
+    func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
+        var response = try await base.send(request)
+        if request.httpMethod != "GET", response.statusCode == 200 { response.body = Data() }
+        return response
+    }
+}
+
+/// `RemotePost` updated by a dictionary of fields: it makes no update request of a value.
+struct RemoteTitlePost: Readable, Updatable {
+    typealias Value = Post
+    typealias ReadRequest = String
+    typealias UpdateRequest = [String: String]
+    static let persistenceName = "title-posts"
+    static func readEndpoint(for id: String) -> Endpoint { RemotePost.readEndpoint(for: id) }
+    static func updateEndpoint(for fields: [String: String]) -> Endpoint {
+        Endpoint(.patch, "posts", body: .json(fields)).appending(id: "42")
+    }
 }
 
 /// `RemotePost` whose version is its content, as PocketBase's `updated` field would be.
@@ -448,6 +487,191 @@ extension OutboxTests {
         #expect(outbox.pending.isEmpty)
         #expect(try serverPost("42") == Post(id: "42", title: "Mine"))
         #expect(post.value == Post(id: "42", title: "Mine"))
+    }
+
+    // MARK: Edges
+
+    @Test func aWeakETagIsNeverSentAsIfMatchLastModifiedIsSentInstead() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (store, _, id, _) = try await conflictingEdit(transport: WeakTags(base: backend))
+        let outbox = try #require(store.outbox)
+        #expect(outbox.pending.first?.base?.entityTag?.hasPrefix("W/") == true)
+        backend.clearLog()
+        await outbox.replay()
+        #expect(writes.first?.headers["If-Match"] == nil)
+        #expect(writes.first?.headers["If-Unmodified-Since"] != nil)
+        #expect(outbox.held.map(\.id) == [id])
+    }
+
+    @Test func anUpdateOfAnItemDeletedMeanwhileIsAConflictWithTheDeletion() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // A server that ignores preconditions answers the update of a deleted item 404.
+        let store = try launch(
+            queueing: [.resources(RemotePost.self, conflicts: .keepMine)],
+            transport: StrippingTransport(base: backend, dropsPreconditions: true))
+        let post = store.resource(RemotePost.self, id: "42")
+        try await post.read("42")
+        let (_, id) = try await keepOffline(post, Post(id: "42", title: "Mine"), in: store)
+        backend.isReachable = true
+        try await NetworkSession(baseURL: "http://test.local/api", transport: backend, timeLimit: nil)
+            .send(RemotePost.deleteEndpoint(for: Post(id: "42", title: "")))
+        let outbox = try #require(store.outbox)
+        await outbox.replay()
+        // Keep mine cannot update a deleted item: held, and said why, not refused and lost.
+        let held = try #require(outbox.held.first)
+        #expect(held.id == id)
+        #expect(held.isDeletedOnServer)
+        #expect(held.theirs(as: Post.self) == nil)
+        #expect(held.mine(as: Post.self)?.title == "Mine")
+        #expect(held.error?.description.contains("deleted") == true)
+        do {
+            try await outbox.resolve(id, with: .keepMine)
+            Issue.record("keepMine was taken for a deleted item")
+        } catch {
+            #expect(error.code == .invalidRequest)
+        }
+        #expect(outbox.held.map(\.id) == [id])
+        #expect(try await outbox.resolve(id, with: .keepServer))
+        #expect(outbox.pending.isEmpty)
+        #expect(post.value == nil)
+    }
+
+    @Test func theVersionCheckOfAnItemThatIsGoneHoldsAnUpdateAndLandsADeletion() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try launch(
+            queueing: [.resources(RemoteStampedPost.self, detection: .versionCheck)],
+            transport: StrippingTransport(base: backend, dropsPreconditions: true))
+        let edited = store.resource(RemoteStampedPost.self, id: "42")
+        let deleted = store.resource(RemoteStampedPost.self, id: "43")
+        try await edited.read("42")
+        try await deleted.read("43")
+        backend.isReachable = false
+        _ = try await edited.update(Post(id: "42", title: "Mine"), optimistic: Post(id: "42", title: "Mine"))
+        _ = try await deleted.delete(Post(id: "43", title: "Bye"), optimistic: true)
+        backend.isReachable = true
+        let other = NetworkSession(baseURL: "http://test.local/api", transport: backend, timeLimit: nil)
+        try await other.send(RemotePost.deleteEndpoint(for: Post(id: "42", title: "")))
+        try await other.send(RemotePost.deleteEndpoint(for: Post(id: "43", title: "")))
+        let outbox = try #require(store.outbox)
+        backend.clearLog()
+        await outbox.replay()
+        #expect(backend.requestLog.map { "\($0.method) \($0.path)" } == ["GET /api/posts/42", "GET /api/posts/43"])
+        #expect(outbox.held.map { $0.change.itemID } == ["42"])
+        #expect(outbox.held.first?.isDeletedOnServer == true)
+        #expect(outbox.pending.count == 1)
+    }
+
+    @Test func anAppCanResolveFromItsConflictsStreamWhileTheReplayRuns() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (store, post, id, _) = try await conflictingEdit()
+        let outbox = try #require(store.outbox)
+        let stream = outbox.conflicts()
+        let resolver = Task { () async throws -> Bool in
+            for await conflict in stream { return try await outbox.resolve(conflict.id, with: .keepMine) }
+            return false
+        }
+        await outbox.replay()
+        #expect(try await resolver.value)
+        #expect(outbox.pending.isEmpty, "\(outbox.pending)")
+        #expect(try serverPost("42") == Post(id: "42", title: "Mine"))
+        #expect(post.value == Post(id: "42", title: "Mine"))
+        #expect(outbox.held.allSatisfy { $0.id != id })
+    }
+
+    @Test func aConflictWhoseServerValueCannotBeReadIsHeldAndSaysWhy() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let refusing = RefusingTransport.Switch()
+        let (store, post, id, _) = try await conflictingEdit(
+            transport: RefusingTransport(base: backend, refuses: refusing, refusesReads: true))
+        let outbox = try #require(store.outbox)
+        refusing.isOn.withLock { $0 = true }
+        await outbox.replay()
+        let held = try #require(outbox.held.first)
+        #expect(held.id == id)
+        #expect(held.theirs(as: Post.self) == nil)
+        #expect(!held.isDeletedOnServer)
+        #expect(held.error?.statusCode == 403)
+        #expect(post.value?.title == "Mine")
+        // Keeping the server's: the change goes, and the item is read again.
+        refusing.isOn.withLock { $0 = false }
+        #expect(try await outbox.resolve(id, with: .keepServer))
+        #expect(outbox.pending.isEmpty)
+        #expect(try await post.read("42") == Post(id: "42", title: "Hello", body: "Theirs"))
+    }
+
+    @Test func aLandedChangeWhoseAnswerDoesNotDecodeIsTheBaseOfTheNextOneAfterARead() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try launch(transport: EmptyWriteAnswers(base: backend))
+        let post = store.resource(RemotePost.self, id: "42")
+        try await post.read("42")
+        try await keepOffline(post, Post(id: "42", title: "First"), in: store)
+        try await keepOffline(post, Post(id: "42", title: "Second"), in: store)
+        backend.isReachable = true
+        let outbox = try #require(store.outbox)
+        backend.clearLog()
+        await outbox.replay()
+        // No conflict with its own write: the second change is made on the item as the server had it after the
+        // first.
+        #expect(outbox.held.isEmpty)
+        #expect(outbox.pending.isEmpty)
+        #expect(backend.requestLog.map(\.method).filter { $0 != .get }.count == 2)
+        #expect(try serverPost("42")?.title == "Second")
+    }
+
+    @Test func keepServerLeavesTheLaterChangesOfTheItemWhichFindConflictsOfTheirOwn() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (store, post, first, _) = try await conflictingEdit()
+        let outbox = try #require(store.outbox)
+        await outbox.replay()
+        let later = try await expectKept(outbox) { () async throws(NetworkError) in
+            _ = try await post.update(Post(id: "42", title: "Later"), optimistic: Post(id: "42", title: "Later"))
+        }
+        #expect(try await outbox.resolve(first, with: .keepServer))
+        #expect(outbox.pending.map(\.id) == [later])
+        // Made on the dropped change, the later one is refused its precondition in turn: held, reported.
+        await outbox.replay()
+        #expect(outbox.held.map(\.id) == [later])
+        #expect(try serverPost("42")?.body == "Theirs")
+        #expect(post.value?.title == "Later")
+    }
+
+    @Test func aMergeOfATypeThatMakesNoRequestOfAValueIsHeldBeforeTheClosureRuns() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let runs = Mutex(0)
+        let store = try launch(queueing: [
+            .resources(
+                RemoteTitlePost.self,
+                conflicts: .merge { _, mine, _ in
+                    runs.withLock { $0 += 1 }
+                    return mine
+                })
+        ])
+        let post = store.resource(RemoteTitlePost.self, id: "42")
+        try await post.read("42")
+        backend.isReachable = false
+        #expect(try await post.update(["title": "Mine"], optimistic: Post(id: "42", title: "Mine")).title == "Mine")
+        backend.isReachable = true
+        try await otherDevice(Post(id: "42", title: "Hello", body: "Theirs"))
+        await store.outbox?.replay()
+        #expect(store.outbox?.held.first?.error?.description.contains("updateRequest") == true)
+        #expect(runs.withLock { $0 } == 0)
+    }
+
+    @Test func aDeletionAnswered410HasLanded() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try launch()
+        let post = store.resource(RemotePost.self, id: "43")
+        try await post.read("43")
+        backend.isReachable = false
+        _ = try await post.delete(Post(id: "43", title: "Bye"), optimistic: true)
+        backend.isReachable = true
+        backend.failNext(1, status: 410)
+        await store.outbox?.replay()
+        // Landed, not refused: nothing reported, nothing held, nothing left.
+        #expect(store.outbox?.pending.isEmpty == true)
+        #expect(store.outbox?.held.isEmpty == true)
+        #expect(store.outbox?.reportCounts.failures == 0)
+        #expect(post.value == nil)
     }
 
     // MARK: Bad input

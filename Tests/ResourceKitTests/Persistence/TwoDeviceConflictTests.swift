@@ -342,6 +342,8 @@ import Testing
 
     /// A resolution the app could choose for a held conflict: keep the server's, keep mine, or a merge.
     private func resolution(of held: OutboxConflict, random: inout SeededGenerator) -> ConflictResolution {
+        // An update cannot bring back an item the server deleted: the app keeps the deletion.
+        if held.isDeletedOnServer, held.change.kind == .update { return .keepServer }
         switch random.next() % 3 {
         case 0: return .keepServer
         case 1: return .keepMine
