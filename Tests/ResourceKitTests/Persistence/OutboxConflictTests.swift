@@ -74,6 +74,39 @@ final class HeldStores: EntryStorage {
     func allKeys() throws(NetworkError) -> [String] { try base.allKeys() }
 }
 
+/// A transport whose writes to `path`, once `armed`, wait until `release` opens (after opening `entered`).
+final class GatedPath: HTTPTransport {
+    let base: any HTTPTransport
+    let path: String
+    let armed = Mutex(false)
+    let entered = AsyncLatch()
+    let release = AsyncLatch()
+
+    init(base: any HTTPTransport, path: String) {
+        self.base = base
+        self.path = path
+    }
+
+    func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
+        if request.httpMethod != "GET", request.url?.path == path, armed.withLock({ $0 }) {
+            entered.open()
+            try await release.wait()
+        }
+        return try await base.send(request)
+    }
+}
+
+/// A transport that answers a refused write's `412` with the body of another item (`43`).
+struct WrongItemOn412: HTTPTransport {
+    let base: any HTTPTransport
+
+    func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
+        var response = try await base.send(request)
+        if response.statusCode == 412 { response.body = Data(json(Post(id: "43", title: "Bye")).utf8) }
+        return response
+    }
+}
+
 /// A transport whose answers carry their `ETag` as a weak one.
 struct WeakTags: HTTPTransport {
     let base: any HTTPTransport
@@ -576,6 +609,44 @@ extension OutboxTests {
         #expect(try serverPost("42") == Post(id: "42", title: "Mine"))
         #expect(post.value == Post(id: "42", title: "Mine"))
         #expect(outbox.held.allSatisfy { $0.id != id })
+    }
+
+    @Test func aChangeResolvedWhileTheReplayThatFoundItRunsIsSentByThatReplay() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let gate = GatedPath(base: backend, path: "/api/posts/43")
+        let (store, _, id, _) = try await conflictingEdit(transport: gate)
+        let other = store.resource(RemotePost.self, id: "43")
+        try await other.read("43")
+        try await keepOffline(other, Post(id: "43", title: "Next"), in: store)
+        backend.isReachable = true
+        let outbox = try #require(store.outbox)
+        let reports = ConflictCollector(outbox)
+        // The replay holds 42's change, then waits at 43's write.
+        gate.armed.withLock { $0 = true }
+        let replaying = Task { await outbox.replay() }
+        try await reports.arrived.wait()
+        try await gate.entered.wait()
+        // The app resolves 42 now: its call joins the replay that already tried 42.
+        let resolving = Task { try await outbox.resolve(id, with: .keepMine) }
+        try await waitUntil("the resolution waits for the replay") { outbox.replayCallerCount == 2 }
+        gate.release.open()
+        #expect(try await resolving.value)
+        await replaying.value
+        #expect(outbox.pending.isEmpty, "\(outbox.pending)")
+        #expect(try serverPost("42") == Post(id: "42", title: "Mine"))
+        #expect(try serverPost("43")?.title == "Next")
+    }
+
+    @Test func a412WhoseBodyIsAnotherItemIsNotTakenForTheServersValue() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (store, _, id, _) = try await conflictingEdit(transport: WrongItemOn412(base: backend))
+        let outbox = try #require(store.outbox)
+        backend.clearLog()
+        await outbox.replay()
+        // Not the item: read, and the server's own value reported.
+        #expect(backend.requestLog.map(\.method) == [.patch, .get])
+        #expect(outbox.held.first?.id == id)
+        #expect(outbox.held.first?.theirs(as: Post.self) == Post(id: "42", title: "Hello", body: "Theirs"))
     }
 
     @Test func aConflictWhoseServerValueCannotBeReadIsHeldAndSaysWhy() async throws {
