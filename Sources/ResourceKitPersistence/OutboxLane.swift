@@ -27,6 +27,8 @@ protocol OutboxLane: Sendable {
         -> LaneAnswer
     /// Reads the change's item as the server has it now (`value` `nil`: it has none).
     func current(of record: OutboxRecord, in session: NetworkSession) async throws(NetworkError) -> ServerSide
+    /// Reads item `id` as the server has it now.
+    func current(ofItem id: AnyHashable, in session: NetworkSession) async throws(NetworkError) -> ServerSide
     /// The server's item a `412` to `record` carried, if its body is that item.
     func serverSide(of error: NetworkError, for record: OutboxRecord) -> ServerSide?
     /// What the type's policy does with a conflict.
@@ -124,6 +126,19 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
         // By item type: what a list holds is its items, whatever `Remote.Value` says.
         apply = { store, change, placeholder in store.apply(change, as: ItemsOf<Item>.self, replacing: placeholder) }
         version = { item in (item as? Remote.Value).flatMap { Remote.version(of: $0) } }
+    }
+
+    /// The lane of a `Listable` type whose items `Reading` reads by id: its changes can be checked for conflicts.
+    init<Remote: Listable, Reading: Readable>(
+        lists type: Remote.Type, reading: Reading.Type, policy: ConflictPolicy<Item>, detection: ConflictDetection,
+        conditionalWhenOnline: Bool
+    ) where Remote.Item == Item, Reading.Value == Item {
+        self.init(lists: type)
+        read = Self.reader(Reading.self)
+        updateOfValue = (Remote.self as? any Updatable.Type).map { Self.valueUpdater($0) }
+        self.policy = policy
+        self.detection = detection
+        self.conditionalWhenOnline = conditionalWhenOnline
     }
 
     private static func updater<U: Updatable>(_ type: U.Type) -> Sender<Item> {
@@ -258,8 +273,13 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
     }
 
     func current(of record: OutboxRecord, in session: NetworkSession) async throws(NetworkError) -> ServerSide {
-        guard let read else { throw .invalidRequest("\(name) cannot be read by its items' ids") }
         guard let id = id(of: record) else { throw .invalidRequest("the change names no item of \(name)") }
+        return try await current(ofItem: AnyHashable(id), in: session)
+    }
+
+    func current(ofItem item: AnyHashable, in session: NetworkSession) async throws(NetworkError) -> ServerSide {
+        guard let read else { throw .invalidRequest("\(name) cannot be read by its items' ids") }
+        guard let id = item.base as? Item.ID else { throw .invalidRequest("\(item) is not an id of \(name)") }
         do {
             let (item, headers) = try await read(id, session)
             return ServerSide(value: try? Self.encoder.encode(item), base: base(of: item, headers: headers))
@@ -426,13 +446,44 @@ public struct OfflineQueueing: Sendable {
     /// create shows its placeholder (`ListResource.create(_:optimistic:)`) where the lists place created items,
     /// or nowhere without one; when it lands, the lists place the server's item as they place any create.
     ///
-    /// A list keeps no validators per item, so its replayed changes carry no preconditions, and a change
-    /// another device made to the item meanwhile is not found: edit items that others edit too through a
-    /// resource of a type given to ``resources(_:conflicts:detection:conditionalWhenOnline:)``.
+    /// A list keeps no validators per item, so its replayed changes carry no preconditions (unless made on a
+    /// value this outbox landed), and a change another device made to the item meanwhile is not found: give
+    /// the type that reads its items (``list(_:reading:conflicts:detection:conditionalWhenOnline:)``) to check
+    /// versions instead.
     /// - Parameter type: The remote list type; its items and their ids must be `Codable`.
     /// - Returns: The configuration.
     public static func list<Remote: Listable>(_ type: Remote.Type) -> OfflineQueueing
     where Remote.Item: Codable, Remote.Item.ID: Codable {
         OfflineQueueing { ItemOutboxLane(lists: Remote.self) }
+    }
+
+    /// Keeps the changes made through the store's lists of `type` as ``list(_:)`` does, and finds conflicts
+    /// for them: before each replayed update or delete, the item is read with `reading` and its version (the
+    /// list type's `version(of:)`) compared with the version of the item the change was made on
+    /// (``ConflictDetection/versionCheck``, the default: a list keeps no validators per item). A conflict
+    /// does what `conflicts` says, as for a resource (see ``ConflictPolicy``).
+    /// - Parameters:
+    ///   - type: The remote list type; its items and their ids must be `Codable`, and its `version(of:)` must
+    ///     give its items' versions.
+    ///   - reading: A type that reads one item by its id.
+    ///   - conflicts: What a conflict does: held by default.
+    ///   - detection: How a conflict is found: ``ConflictDetection/versionCheck`` by default.
+    ///   - conditionalWhenOnline: Whether an update or delete sent at once is checked too: with the version
+    ///     check, the item is read first, and a conflict keeps the change in the outbox, where the replay that
+    ///     starts at once does what `conflicts` says.
+    /// - Returns: The configuration.
+    public static func list<Remote: Listable, Reading: Readable>(
+        _ type: Remote.Type, reading: Reading.Type, conflicts: ConflictPolicy<Remote.Item> = .hold,
+        detection: ConflictDetection = .versionCheck, conditionalWhenOnline: Bool = false
+    ) -> OfflineQueueing
+    where
+        Remote.Item: Codable, Remote.Item.ID: Codable, Reading.Value == Remote.Item,
+        Reading.ReadRequest == Remote.Item.ID
+    {
+        OfflineQueueing {
+            ItemOutboxLane(
+                lists: Remote.self, reading: Reading.self, policy: conflicts, detection: detection,
+                conditionalWhenOnline: conditionalWhenOnline)
+        }
     }
 }

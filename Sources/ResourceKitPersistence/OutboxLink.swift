@@ -83,6 +83,19 @@ struct OutboxLink: MutationWrapping {
         let conditional = kind != .create && link.outbox.isConditionalWhenOnline(link.remoteType)
         let sent =
             conditional ? OutboxRecord.conditional(keyed, on: base.map { OutboxRecord.Base($0, value: nil) }) : keyed
+        if conditional, let item = link.item {
+            // The version check, for a type that asks for it: the item read first.
+            switch await link.outbox.checkOnline(item, base: base, remoteType: link.remoteType, session: session) {
+            case .send: break
+            case .unreachable(let error): return try await kept(keep(after: error))
+            case .failed(let error): throw error
+            case .conflict:
+                let result: MutationResult<Outcome> = try await kept(
+                    keep(after: .httpStatus(code: 412, body: Data())))
+                link.outbox.startReplay()
+                return result
+            }
+        }
         do {
             return .sent(try await send(sent))
         } catch  where error.isUnreachable {
@@ -95,7 +108,34 @@ struct OutboxLink: MutationWrapping {
     }
 }
 
+/// What the version check of a change sent online found.
+enum OnlineCheck {
+    case send
+    case conflict
+    case unreachable(NetworkError)
+    case failed(NetworkError)
+}
+
 extension Outbox {
+    /// Reads `item` before a change of it is sent online, where its type checks versions: a version other than
+    /// the change's base's, or the item gone, is a conflict. `send` for a type that does not check, or a change
+    /// made on a value without a version.
+    func checkOnline(_ item: StoreKey, base: MutationBase?, remoteType: ObjectIdentifier, session: NetworkSession)
+        async -> OnlineCheck
+    {
+        guard let lane = state.withLock({ $0.lanesByType[remoteType] }), lane.detection == .versionCheck,
+            let version = base?.version
+        else { return .send }
+        do throws(NetworkError) {
+            let server = try await lane.current(ofItem: item.id, in: session)
+            return server.value == nil || server.base?.version != version ? .conflict : .send
+        } catch  where error.isUnreachable {
+            return .unreachable(error)
+        } catch {
+            return .failed(error)
+        }
+    }
+
     /// Whether the changes of `Remote` sent online carry preconditions.
     func isConditionalWhenOnline(_ remoteType: ObjectIdentifier) -> Bool {
         state.withLock { $0.lanesByType[remoteType]?.conditionalWhenOnline ?? false }

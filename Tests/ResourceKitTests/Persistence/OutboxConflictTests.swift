@@ -153,6 +153,20 @@ struct RemoteStampedPost: Readable, Updatable, Deletable {
     static func version(of post: Post) -> ItemVersion? { ItemVersion(post.title + "|" + post.body) }
 }
 
+/// The feed of `RemoteFeed`, with each post's content as its version, read one by one as `RemoteStampedPost`.
+struct RemoteStampedFeed: Listable, Updatable, Deletable {
+    typealias Value = Post
+    typealias Item = Post
+    typealias ListRequest = String
+    typealias ListResponse = PageEnvelope<Post>
+    typealias DeleteRequest = Post
+    static let pagination = PageNumberPagination(pageSize: 50)
+    static func listEndpoint(for feed: String) -> Endpoint { RemoteFeed.listEndpoint(for: feed) }
+    static func updateEndpoint(for post: Post) -> Endpoint { RemoteFeed.updateEndpoint(for: post) }
+    static func deleteEndpoint(for post: Post) -> Endpoint { RemoteFeed.deleteEndpoint(for: post) }
+    static func version(of post: Post) -> ItemVersion? { RemoteStampedPost.version(of: post) }
+}
+
 /// A merge of posts field by field: each field as the side that changed it has it (mine when both did).
 let mergeFields: @Sendable (Post?, Post, Post) throws -> Post = { base, mine, theirs in
     Post(
@@ -520,6 +534,76 @@ extension OutboxTests {
         #expect(outbox.pending.isEmpty)
         #expect(try serverPost("42") == Post(id: "42", title: "Mine"))
         #expect(post.value == Post(id: "42", title: "Mine"))
+    }
+
+    // MARK: Lists, and the version check online
+
+    @Test func aListChangeOfATypeThatReadsItsItemsIsCheckedAndHeld() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try launch(
+            queueing: [.list(RemoteStampedFeed.self, reading: RemoteStampedPost.self, conflicts: .merge(mergeFields))],
+            transport: StrippingTransport(base: backend, dropsPreconditions: true))
+        let feed = store.list(RemoteStampedFeed.self, request: "all")
+        _ = try await feed.loadFirstPage()
+        backend.isReachable = false
+        let mine = Post(id: "42", title: "Mine")
+        #expect(try await feed.update(mine, optimistic: mine) == mine)
+        backend.isReachable = true
+        try await otherDevice(Post(id: "42", title: "Hello", body: "Theirs"))
+        let outbox = try #require(store.outbox)
+        let reports = ConflictCollector(outbox)
+        backend.clearLog()
+        await outbox.replay()
+        try await reports.arrived.wait()
+        // Read, found moved, merged, read again, written: both edits on the server and in the list.
+        #expect(backend.requestLog.map(\.method) == [.get, .get, .patch])
+        #expect(reports.all.first?.resolution?.description.hasPrefix("use") == true)
+        #expect(try serverPost("42") == Post(id: "42", title: "Mine", body: "Theirs"))
+        #expect(feed.items.first { $0.id == "42" } == Post(id: "42", title: "Mine", body: "Theirs"))
+        #expect(outbox.pending.isEmpty)
+    }
+
+    @Test func anOnlineListChangeThatOptsInIsCheckedFirstAndAConflictIsHeld() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try launch(
+            queueing: [.list(RemoteStampedFeed.self, reading: RemoteStampedPost.self, conditionalWhenOnline: true)],
+            transport: StrippingTransport(base: backend, dropsPreconditions: true))
+        let feed = store.list(RemoteStampedFeed.self, request: "all")
+        _ = try await feed.loadFirstPage()
+        try await otherDevice(Post(id: "42", title: "Hello", body: "Theirs"))
+        let outbox = try #require(store.outbox)
+        backend.clearLog()
+        let mine = Post(id: "42", title: "Mine")
+        #expect(try await feed.update(mine, optimistic: mine) == mine)
+        await outbox.replay()
+        // The check before the write, the replay's check: nothing written over B's edit.
+        #expect(backend.requestLog.map(\.method) == [.get, .get])
+        #expect(outbox.held.first?.theirs(as: Post.self)?.body == "Theirs")
+        #expect(feed.items.first { $0.id == "42" } == mine)
+        #expect(try serverPost("42")?.body == "Theirs")
+        // Without a conflict: one check, one write.
+        backend.clearLog()
+        let calm = Post(id: "43", title: "Calm")
+        #expect(try await feed.update(calm, optimistic: calm) == calm)
+        #expect(backend.requestLog.map(\.method) == [.get, .patch])
+        #expect(try serverPost("43")?.title == "Calm")
+    }
+
+    @Test func anOnlineResourceChangeIsVersionCheckedWhereTheServerIgnoresPreconditions() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try launch(
+            queueing: [.resources(RemoteStampedPost.self, detection: .versionCheck, conditionalWhenOnline: true)],
+            transport: StrippingTransport(base: backend, dropsPreconditions: true))
+        let post = store.resource(RemoteStampedPost.self, id: "42")
+        try await post.read("42")
+        try await otherDevice(Post(id: "42", title: "Hello", body: "Theirs"))
+        backend.clearLog()
+        let mine = Post(id: "42", title: "Mine")
+        #expect(try await post.update(mine, optimistic: mine) == mine)
+        await store.outbox?.replay()
+        #expect(backend.requestLog.map(\.method) == [.get, .get])
+        #expect(store.outbox?.held.first?.mine(as: Post.self) == mine)
+        #expect(try serverPost("42")?.body == "Theirs")
     }
 
     // MARK: Edges
