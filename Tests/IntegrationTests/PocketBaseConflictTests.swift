@@ -161,6 +161,52 @@ struct PocketBaseConflictTests {
         #expect(post.value == server)
     }
 
+    /// Online, with the version check: A's edit, made after B's without A reading it, is not sent over it.
+    @Test func onlineTheVersionCheckKeepsAsEditFromOverwritingBs() async throws {
+        let b = try await PocketBase.authenticated()
+        let token = try await PocketBase.token()
+        let shared = try await makeNote(b)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "pb-conflict-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let link = TrainLink()
+        let session = NetworkSession(
+            baseURL: (PocketBase.url ?? "") + "/api/collections", validation: PocketBaseValidation(), transport: link,
+            adapters: [
+                RequestAdapter { request in
+                    var request = request
+                    request.setValue(token, forHTTPHeaderField: "Authorization")
+                    return request
+                }
+            ])
+        let store = ResourceStore(
+            session: session,
+            persistence: StorePersistence(
+                storage: try FileEntryStorage(directory: directory.appendingPathComponent("entries")),
+                outbox: try FileEntryStorage(directory: directory.appendingPathComponent("outbox")),
+                queueWhenOffline: [
+                    .resources(RemotePBNote.self, detection: .versionCheck, conditionalWhenOnline: true)
+                ]))
+        let post = store.resource(RemotePBNote.self, id: shared.id)
+        try await post.read(shared.id)
+        var theirs = shared
+        theirs.body = "B's body"
+        _ = try await b.send(RemotePBNote.updateEndpoint(for: theirs), as: PBNote.self)
+        link.sent.withLock { $0 = [] }
+        var mine = shared
+        mine.title = "A's title"
+        #expect(try await post.update(mine, optimistic: mine) == mine)
+        await store.outbox?.replay()
+        // The check before the write, the replay's check: nothing written.
+        #expect(link.sent.withLock { $0 } == ["GET \(shared.id)", "GET \(shared.id)"])
+        let server = try await b.send(RemotePBNote.readEndpoint(for: shared.id), as: PBNote.self)
+        _ = try? await b.send(RemotePBNote.deleteEndpoint(for: shared))
+        #expect(server.body == "B's body")
+        #expect(server.title == "Shared")
+        #expect(store.outbox?.held.first?.mine(as: PBNote.self)?.title == "A's title")
+        #expect(post.value?.title == "A's title")
+    }
+
     /// Why PocketBase needs the version check: it ignores `If-Match`, and B's edit is overwritten.
     @Test func withPreconditionsAlonePocketBaseOverwritesBsEdit() async throws {
         let (server, store, _, sent) = try await story(.hold, detection: .preconditions)
