@@ -2,7 +2,6 @@ import Foundation
 import ResourceKit
 import ResourceKitPersistence
 import ResourceKitTesting
-import Synchronization
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -32,7 +31,7 @@ struct StrippingTransport: HTTPTransport {
 /// every precondition.
 struct RefusingTransport: HTTPTransport {
     final class Switch: Sendable {
-        let isOn = Mutex(false)
+        let isOn = Locked(false)
     }
 
     let base: any HTTPTransport
@@ -53,7 +52,7 @@ struct RefusingTransport: HTTPTransport {
 /// opening `storeStarted`: it blocks the outbox's own queue, never a task.
 final class HeldStores: EntryStorage {
     let base: FileEntryStorage
-    let holds = Mutex<DispatchSemaphore?>(nil)
+    let holds = Locked<DispatchSemaphore?>(nil)
     let storeStarted = AsyncLatch()
 
     init(_ base: FileEntryStorage) { self.base = base }
@@ -78,7 +77,7 @@ final class HeldStores: EntryStorage {
 final class GatedPath: HTTPTransport {
     let base: any HTTPTransport
     let path: String
-    let armed = Mutex(false)
+    let armed = Locked(false)
     let entered = AsyncLatch()
     let release = AsyncLatch()
 
@@ -792,7 +791,7 @@ extension OutboxTests {
 
     @Test func aMergeOfATypeThatMakesNoRequestOfAValueIsHeldBeforeTheClosureRuns() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }
-        let runs = Mutex(0)
+        let runs = Locked(0)
         let store = try launch(queueing: [
             .resources(
                 RemoteTitlePost.self,
@@ -914,7 +913,7 @@ extension OutboxTests {
 /// Collects a conflicts stream's reports, made before the replay that finds them.
 final class ConflictCollector: Sendable {
     final class Reports: Sendable {
-        let list = Mutex<[OutboxConflict]>([])
+        let list = Locked<[OutboxConflict]>([])
     }
 
     let reports = Reports()

@@ -2,7 +2,6 @@ import Foundation
 import ResourceKit
 import ResourceKitPersistence
 import ResourceKitTesting
-import Synchronization
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -27,8 +26,8 @@ import Testing
         }
 
         let backend: InMemoryBackend
-        let offline = Mutex(false)
-        let taken = Mutex<[Write]>([])
+        let offline = Locked(false)
+        let taken = Locked<[Write]>([])
 
         init(_ backend: InMemoryBackend) { self.backend = backend }
 
@@ -66,7 +65,7 @@ import Testing
         }
 
         final class Box: Sendable {
-            let read = Mutex(Read())
+            let read = Locked(Read())
         }
 
         let box = Box()
