@@ -15,18 +15,7 @@ extension Outbox {
     /// ``OutboxConflict/resolution`` `nil`), or resolved by the type's ``ConflictPolicy``. It gets the conflicts
     /// from its making on (make it before you replay; ``held`` lists the ones found earlier), keeps each until
     /// read, and ends when the reading task is cancelled.
-    public func conflicts() -> AsyncStream<OutboxConflict> {
-        let (stream, continuation) = AsyncStream.makeStream(of: OutboxConflict.self)
-        let id = state.withLock { state in
-            state.nextWatcher += 1
-            state.conflictWatchers[state.nextWatcher] = continuation
-            return state.nextWatcher
-        }
-        continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0.conflictWatchers.removeValue(forKey: id) }
-        }
-        return stream
-    }
+    public func conflicts() -> AsyncStream<OutboxConflict> { reports(\.conflictWatchers) }
 
     /// Ends a held conflict: ``ConflictResolution/keepServer`` rolls the change back in every holder, which
     /// shows the server's value; ``ConflictResolution/keepMine`` and ``ConflictResolution/use(_:)`` make it

@@ -188,15 +188,21 @@ public final class Outbox: Sendable {
     /// A stream of the changes that will not reach the server: refused on replay, or rolled back after the
     /// refused change of their item. It gets the failures from its making on (make it before you replay), keeps
     /// each until read, and ends when the reading task is cancelled.
-    public func failures() -> AsyncStream<OutboxFailure> {
-        let (stream, continuation) = AsyncStream.makeStream(of: OutboxFailure.self)
+    public func failures() -> AsyncStream<OutboxFailure> { reports(\.failureWatchers) }
+
+    /// A stream of reports from its making on, each kept until read, registered in `watchers` until the reading
+    /// task is cancelled: what ``failures()`` and ``conflicts()`` return.
+    func reports<Report>(_ watchers: any WritableKeyPath<State, [UInt64: AsyncStream<Report>.Continuation]> & Sendable)
+        -> AsyncStream<Report>
+    {
+        let (stream, continuation) = AsyncStream.makeStream(of: Report.self)
         let id = state.withLock { state in
             state.nextWatcher += 1
-            state.failureWatchers[state.nextWatcher] = continuation
+            state[keyPath: watchers][state.nextWatcher] = continuation
             return state.nextWatcher
         }
         continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0.failureWatchers.removeValue(forKey: id) }
+            self?.state.withLock { _ = $0[keyPath: watchers].removeValue(forKey: id) }
         }
         return stream
     }

@@ -68,7 +68,7 @@ struct PocketBaseConflictTests {
     /// A store of device A's, on a directory of its own, through `link`.
     func deviceA(
         _ link: TrainLink, token: String, directory: URL, conflicts: ConflictPolicy<PBNote>,
-        detection: ConflictDetection = .versionCheck
+        detection: ConflictDetection = .versionCheck, conditionalWhenOnline: Bool = false
     ) throws -> ResourceStore {
         let session = NetworkSession(
             baseURL: (PocketBase.url ?? "") + "/api/collections", validation: PocketBaseValidation(), transport: link,
@@ -82,7 +82,11 @@ struct PocketBaseConflictTests {
         let persistence = StorePersistence(
             storage: try FileEntryStorage(directory: directory.appendingPathComponent("entries")),
             outbox: try FileEntryStorage(directory: directory.appendingPathComponent("outbox")),
-            queueWhenOffline: [.resources(RemotePBNote.self, conflicts: conflicts, detection: detection)])
+            queueWhenOffline: [
+                .resources(
+                    RemotePBNote.self, conflicts: conflicts, detection: detection,
+                    conditionalWhenOnline: conditionalWhenOnline)
+            ])
         return ResourceStore(session: session, persistence: persistence)
     }
 
@@ -170,23 +174,7 @@ struct PocketBaseConflictTests {
             "pb-conflict-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let link = TrainLink()
-        let session = NetworkSession(
-            baseURL: (PocketBase.url ?? "") + "/api/collections", validation: PocketBaseValidation(), transport: link,
-            adapters: [
-                RequestAdapter { request in
-                    var request = request
-                    request.setValue(token, forHTTPHeaderField: "Authorization")
-                    return request
-                }
-            ])
-        let store = ResourceStore(
-            session: session,
-            persistence: StorePersistence(
-                storage: try FileEntryStorage(directory: directory.appendingPathComponent("entries")),
-                outbox: try FileEntryStorage(directory: directory.appendingPathComponent("outbox")),
-                queueWhenOffline: [
-                    .resources(RemotePBNote.self, detection: .versionCheck, conditionalWhenOnline: true)
-                ]))
+        let store = try deviceA(link, token: token, directory: directory, conflicts: .hold, conditionalWhenOnline: true)
         let post = store.resource(RemotePBNote.self, id: shared.id)
         try await post.read(shared.id)
         var theirs = shared
