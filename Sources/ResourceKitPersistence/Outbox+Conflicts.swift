@@ -219,3 +219,29 @@ extension Outbox.State {
             theirsValue: conflict.theirs)
     }
 }
+
+/// What a replayed change answered, and the base a later change of its item is made on.
+struct LaneAnswer: Sendable {
+    /// `Value?`, boxed.
+    var answer: any Sendable
+    var base: OutboxRecord.Base?
+}
+
+/// The server's item in a conflict: its value (`nil`: it has none, or it could not be read) and its validators
+/// and version.
+struct ServerSide: Sendable {
+    var value: Data?
+    var base: OutboxRecord.Base?
+    /// Why the server's item could not be read, when it could not: its value is then unknown.
+    var unreadable: NetworkError? = nil
+}
+
+/// What a type's conflict policy makes of one conflict.
+enum ConflictStep: Sendable {
+    /// Held for the app; the error says why a policy other than `hold` could not resolve it.
+    case hold(NetworkError?)
+    case keepServer
+    case keepMine
+    /// Send this value instead (a merge's).
+    case use(any Sendable)
+}

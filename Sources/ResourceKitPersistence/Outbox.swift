@@ -109,7 +109,7 @@ public final class Outbox: Sendable {
 
     let state: Locked<State>
     /// One queue for the storage's calls, so that they reach it in order.
-    private let io = DispatchQueue(label: "ResourceKit.Outbox", qos: .utility)
+    let io = DispatchQueue(label: "ResourceKit.Outbox", qos: .utility)
 
     /// Reads the changes kept in `storage`; one that fails its checks is dropped, one that cannot be read is
     /// skipped (``lastError``), and new changes are numbered after every key found, so that none overwrites a
@@ -395,98 +395,4 @@ public final class Outbox: Sendable {
         return .queued(record.id)
     }
 
-    /// Forgets every kept change, in memory and on disk, rolling each back in every holder (a logout). The
-    /// storage is emptied, not only of its changes: a removal leaves the removed record's bytes in a log until it
-    /// is merged, and a logout must leave none of the user's data behind.
-    func wipe() async throws(NetworkError) {
-        let ids = state.withLock { state -> [String] in
-            defer { state.records = [] }
-            return state.records.map(\.id)
-        }
-        for id in ids { unshow(id) }
-        notify()
-        try await perform { storage throws(NetworkError) in try storage.removeAll() }
-    }
-
-    /// A change's base, with the validators of what the outbox last showed of the item as the server's when
-    /// the holder's value is that one: a value the outbox landed reaches its holders without its validators, and
-    /// a change made on it would otherwise carry no precondition.
-    func known(_ base: MutationBase?, of item: StoreKey, remoteType: ObjectIdentifier) -> MutationBase? {
-        guard var base, base.entityTag == nil, base.lastModified == nil, let value = base.value else { return base }
-        return state.withLock { state in
-            guard let lane = state.lanesByType[remoteType], let id = lane.encode(id: item.id, value: nil)?.item,
-                let landed = state.landed[Self.landedKey(type: lane.name, item: id)], landed.value != nil,
-                lane.encode(value: value) == landed.value
-            else { return base }
-            base.entityTag = landed.entityTag
-            base.lastModified = landed.lastModified
-            return base
-        }
-    }
-
-    static let landedPrefix = "landed-"
-
-    /// The key of an item's landed base: its type's name and its id, JSON-encoded.
-    static func landedKey(type: String, item: Data) -> String { type + "/" + item.base64EncodedString() }
-
-    /// Remembers what the outbox showed of a change's item as the server's (`nil`: nothing known, as after a
-    /// deletion), in memory and on disk.
-    func remember(_ base: OutboxRecord.Base?, of record: OutboxRecord) async {
-        guard !record.isCreation else { return }
-        let key = Self.landedKey(type: record.type, item: record.item)
-        state.withLock { $0.landed[key] = base }
-        do throws(NetworkError) {
-            let encoded = try base.map { base throws(NetworkError) in
-                guard let data = try? JSONEncoder().encode(base) else {
-                    throw .invalidRequest("a base does not encode")
-                }
-                return data
-            }
-            try await perform { storage throws(NetworkError) in
-                if let encoded {
-                    try storage.store([PersistedEntry(key: Self.landedPrefix + key, value: encoded, loadedAt: Date())])
-                } else {
-                    try storage.removeEntries(for: [Self.landedPrefix + key])
-                }
-            }
-        } catch {
-            state.withLock { $0.lastError = error }
-        }
-    }
-
-    // MARK: Helpers
-
-    /// Writes a record to the storage (a new one, or one rewritten: its base, its conflict, its value).
-    func save(_ record: OutboxRecord) async throws(NetworkError) {
-        guard let encoded = try? JSONEncoder().encode(record) else {
-            throw .invalidRequest("the change \(record.id) does not encode")
-        }
-        try await perform { storage throws(NetworkError) in
-            try storage.store([PersistedEntry(key: record.storageKey, value: encoded, loadedAt: record.queuedAt)])
-        }
-    }
-
-    func notify() {
-        let (list, watchers) = state.withLock { ($0.records.map(\.change), Array($0.watchers.values)) }
-        for watcher in watchers { watcher.yield(list) }
-        Changes.raise()
-    }
-
-    /// Runs a storage call on the outbox's queue, off the cooperative pool, and waits for it.
-    func perform(_ call: @escaping @Sendable (any EntryStorage) throws(NetworkError) -> Void)
-        async throws(NetworkError)
-    {
-        let storage = storage
-        let result: Result<Void, NetworkError> = await withCheckedContinuation { continuation in
-            io.async {
-                do throws(NetworkError) {
-                    try call(storage)
-                    continuation.resume(returning: .success(()))
-                } catch {
-                    continuation.resume(returning: .failure(error))
-                }
-            }
-        }
-        try result.get()
-    }
 }
