@@ -8,7 +8,8 @@ let upcomingFeatures: [SwiftSetting] = [
 ]
 
 let allModules: [Target.Dependency] = [
-    "ResourceKitHTTP", "ResourceKit", "ResourceKitPersistence", "ResourceKitPocketBase", "ResourceKitTesting",
+    "ResourceKitHTTP", "ResourceKitEventStream", "ResourceKit", "ResourceKitPersistence", "ResourceKitPocketBase",
+    "ResourceKitTesting",
 ]
 
 let package = Package(
@@ -16,6 +17,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "ResourceKitHTTP", targets: ["ResourceKitHTTP"]),
+        .library(name: "ResourceKitEventStream", targets: ["ResourceKitEventStream"]),
         .library(name: "ResourceKit", targets: ["ResourceKit"]),
         .library(name: "ResourceKitPersistence", targets: ["ResourceKitPersistence"]),
         .library(name: "ResourceKitPocketBase", targets: ["ResourceKitPocketBase"]),
@@ -27,9 +29,10 @@ let package = Package(
         // quick start; persistence and the outbox plug into the store from beside it, as vendor code does;
         // the testing kit fakes what it depends on.
         .target(name: "ResourceKitHTTP"),
+        .target(name: "ResourceKitEventStream", dependencies: ["ResourceKitHTTP"]),
         .target(name: "ResourceKit", dependencies: ["ResourceKitHTTP"]),
         .target(name: "ResourceKitPersistence", dependencies: ["ResourceKit"]),
-        .target(name: "ResourceKitPocketBase", dependencies: ["ResourceKit"]),
+        .target(name: "ResourceKitPocketBase", dependencies: ["ResourceKit", "ResourceKitEventStream"]),
         .target(name: "ResourceKitTesting", dependencies: ["ResourceKitHTTP", "ResourceKit"]),
         .executableTarget(
             name: "Example",

@@ -19,6 +19,7 @@ let package = Package(
             name: "Benchmarks",
             dependencies: [
                 .product(name: "ResourceKit", package: "ResourceKit"),
+                .product(name: "ResourceKitEventStream", package: "ResourceKit"),
                 .product(name: "ResourceKitPersistence", package: "ResourceKit"),
                 .product(name: "ResourceKitPocketBase", package: "ResourceKit"),
                 .product(name: "ResourceKitTesting", package: "ResourceKit"),

@@ -1,6 +1,7 @@
 import BenchmarkFixtures
 import Foundation
 import ResourceKit
+import ResourceKitEventStream
 import ResourceKitTesting
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import Foundation
 public import ResourceKit
+public import ResourceKitEventStream
 
 /// PocketBase's realtime API as a live source for a store: every create, update and delete of the followed
 /// collections, pushed over server-sent events, shows in the store's resources and lists with no request.

@@ -1,5 +1,6 @@
 import Foundation
 import ResourceKit
+import ResourceKitEventStream
 import ResourceKitTesting
 import Synchronization
 import Testing

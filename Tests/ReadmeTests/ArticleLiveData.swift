@@ -4,6 +4,7 @@
 // article shows it.
 import Foundation
 import ResourceKit
+import ResourceKitEventStream
 
 #if canImport(Network)
 import Network

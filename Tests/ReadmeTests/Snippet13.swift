@@ -1,6 +1,7 @@
 // Copied verbatim from README.md; ReadmeTests checks that they stay the same.
 import Foundation
 import ResourceKit
+import ResourceKitEventStream
 import ResourceKitPocketBase
 
 func followTheScores(session: NetworkSession) async throws {

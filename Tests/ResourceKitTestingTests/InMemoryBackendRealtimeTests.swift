@@ -1,5 +1,6 @@
 import Foundation
 import ResourceKit
+import ResourceKitEventStream
 import ResourceKitPocketBase
 import ResourceKitTesting
 import Testing

@@ -1,5 +1,5 @@
 /// A source of changes the server pushes, which it hands to a store: PocketBase realtime
-/// (`PocketBaseRealtime`, in `ResourceKitPocketBase`), any server-sent event feed (``NetworkSession/events(_:lastEventID:reconnect:maximumEventSize:onOpen:onStatus:)``),
+/// (`PocketBaseRealtime`, in `ResourceKitPocketBase`), any server-sent event feed (`session.events(_:)`, in `ResourceKitEventStream`),
 /// a WebSocket.
 ///
 /// A source runs in a task of yours and stops when that task is cancelled:

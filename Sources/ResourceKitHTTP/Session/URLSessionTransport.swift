@@ -235,7 +235,7 @@ public struct URLSessionTransport: HTTPTransport {
     }
 
     /// How the error of a body cut short starts: a stream of events reads it as a lost connection.
-    static let truncatedBodyMessage = "the body ended before its announced end"
+    package static let truncatedBodyMessage = "the body ended before its announced end"
 
     /// Answers an authentication challenge as ``reject(_:_:remember:)`` says, from ``waitingCalls``: the answer
     /// cancels the task, which waits for `URLSession`'s queue, where a session the transport made calls its

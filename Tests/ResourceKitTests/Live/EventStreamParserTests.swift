@@ -1,5 +1,6 @@
 import Foundation
 import ResourceKit
+import ResourceKitEventStream
 import Testing
 
 /// Parses the whole stream in one chunk, then ends it.

@@ -1,5 +1,7 @@
+public import ResourceKitHTTP
+
 /// What a stream of server-sent events is doing, for an app that shows it: "live", "reconnecting in 5 s",
-/// "offline". See ``NetworkSession/events(_:lastEventID:reconnect:maximumEventSize:onOpen:onStatus:)``.
+/// "offline". See ``ResourceKitHTTP/NetworkSession/events(_:lastEventID:reconnect:maximumEventSize:onOpen:onStatus:)``.
 ///
 /// A struct with a ``kind`` to switch over, so that a later release can add kinds without breaking your code:
 ///
@@ -27,7 +29,7 @@ public struct EventStreamStatus: Sendable, Equatable, CustomStringConvertible {
         /// The stream waits ``EventStreamStatus/delay`` before its next connection attempt.
         public static let reconnecting = Kind("reconnecting")
         /// The stream ended for good: the server said stop (`204`, no error), it failed, the reading task was
-        /// cancelled (``NetworkError/cancelled``), or the policy's attempts ran out. Nothing follows.
+        /// cancelled (`NetworkError.cancelled`), or the policy's attempts ran out. Nothing follows.
         public static let finished = Kind("finished")
 
         /// The kind's name.

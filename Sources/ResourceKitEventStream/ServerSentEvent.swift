@@ -1,3 +1,5 @@
+public import ResourceKitHTTP
+
 /// One event of a server-sent event stream (`text/event-stream`), as the WHATWG HTML standard's
 /// "event stream interpretation" dispatches it.
 public struct ServerSentEvent: Sendable, Hashable, CustomStringConvertible {
@@ -40,7 +42,7 @@ public struct ServerSentEvent: Sendable, Hashable, CustomStringConvertible {
 ///   empty line after it is dropped: call ``finish()`` to forget it.
 ///
 /// An event's data or a line longer than ``maximumEventSize`` bytes fails the stream with
-/// ``NetworkError/invalidResponse(_:)``: a server that sends no line end is not buffered without bound. The
+/// `NetworkError.invalidResponse(_:)`: a server that sends no line end is not buffered without bound. The
 /// events completed before it are not lost, however the stream was split: ``parse(_:)`` returns them, drops
 /// what it gathered of the long line, and throws on its next call.
 ///
@@ -89,7 +91,7 @@ public struct EventStreamParser: Sendable {
     /// - Parameter bytes: The chunk, split from the stream anywhere.
     /// - Returns: The events the chunk completed, in order. When a line or an event's data grows past
     ///   ``maximumEventSize`` after some of them, they are returned and the next call throws.
-    /// - Throws: ``NetworkError/invalidResponse(_:)`` when a line or an event's data grows past
+    /// - Throws: `NetworkError.invalidResponse(_:)` when a line or an event's data grows past
     ///   ``maximumEventSize`` and the chunk completed no event before it, or on the call after one that did.
     public mutating func parse(_ bytes: some Sequence<UInt8>) throws(NetworkError) -> [ServerSentEvent] {
         guard !isOverLimit else { throw overLimit }

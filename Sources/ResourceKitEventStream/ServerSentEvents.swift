@@ -1,4 +1,5 @@
 import Foundation
+public import ResourceKitHTTP
 
 /// When a stream of server-sent events connects again after its connection ended or failed.
 ///
@@ -7,7 +8,7 @@ import Foundation
 /// the first attempt in a row that failed (did not open, or ended before any event; then at least 100 ms);
 /// each further failed attempt multiplies it by ``multiplier``, up to ``maximumDelay`` (or the server's
 /// `retry`, if that is longer). ``jitter`` then lengthens the wait by up to half (a draw of its source times
-/// half the wait: not the "full jitter" of ``RetryPolicy``, which may shorten it), so that clients cut off
+/// half the wait: not the "full jitter" of `RetryPolicy`, which may shorten it), so that clients cut off
 /// together do not come back together; the wait is never shorter than the server asked.
 ///
 /// Bad values never trap: a multiplier below 1 or NaN counts as 1, a negative delay as zero, a negative
@@ -19,7 +20,7 @@ public struct ReconnectPolicy: Sendable, Equatable {
     public var multiplier: Double
     /// The longest wait, before jitter, unless the server's `retry` asks for longer.
     public var maximumDelay: Duration
-    /// How the wait is lengthened at random: ``RetryPolicy/Jitter/none`` waits exactly the computed delay.
+    /// How the wait is lengthened at random: `RetryPolicy.Jitter.none` waits exactly the computed delay.
     public var jitter: RetryPolicy.Jitter
     /// How many connection attempts in a row may fail before the stream ends with the last error; `nil`
     /// retries for as long as the stream is read.
@@ -79,21 +80,21 @@ extension NetworkSession {
     /// }
     /// ```
     ///
-    /// Each connection is a ``bytes(_:)`` request (with the session's retry policy replaced by `.never`, unless
+    /// Each connection is a `bytes(_:)` request (with the session's retry policy replaced by `.never`, unless
     /// the endpoint sets one: `reconnect` retries), so credentials, adapters, redirects, validation and the
     /// time limit (until the head) apply to it. It sends `Accept: text/event-stream`, `Cache-Control:
     /// no-store`, and `Last-Event-ID` once an event id is known. Nothing is sent until the first `next()`.
     ///
     /// - The stream connects again, after the wait of `reconnect`, when its connection ends, when the body
-    ///   fails, when the transport fails (``NetworkError/Code/transport`` or ``NetworkError/Code/timeout``),
+    ///   fails, when the transport fails (`NetworkError.Code.transport` or `NetworkError.Code.timeout`),
     ///   and on a status of 408, 429, 500, 502, 503 or 504. An event split by a lost connection is dropped, as
     ///   the standard says.
     /// - It ends, with no reconnection, on a `204 No Content` (the server's way to say "stop"), and fails on
     ///   any other status, on a content type other than `text/event-stream`, on an event larger than
     ///   `maximumEventSize`, or once `reconnect`'s ``ReconnectPolicy/maximumAttempts`` attempts in a row
     ///   failed.
-    /// - Cancelling the reading task ends it at once with ``NetworkError/cancelled``, waiting or reading, and
-    ///   nothing connects after that. Waits use the session's ``clock``.
+    /// - Cancelling the reading task ends it at once with `NetworkError.cancelled`, waiting or reading, and
+    ///   nothing connects after that. Waits use the session's `clock`.
     /// - What the connection does is told to `onStatus`, on the reading task, before the stream goes on: each
     ///   connection that opens (``EventStreamStatus/Kind/opened``) and closes (``EventStreamStatus/Kind/closed``,
     ///   with its error, if any), each wait before another attempt (``EventStreamStatus/Kind/reconnecting``, with
@@ -121,7 +122,7 @@ extension NetworkSession {
     }
 }
 
-/// The events of a server-sent event stream: see ``NetworkSession/events(_:lastEventID:reconnect:maximumEventSize:onOpen:onStatus:)``.
+/// The events of a server-sent event stream: see ``ResourceKitHTTP/NetworkSession/events(_:lastEventID:reconnect:maximumEventSize:onOpen:onStatus:)``.
 ///
 /// Each iterator is its own stream, with its own connections.
 public struct ServerSentEvents: AsyncSequence, Sendable {
@@ -164,7 +165,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         var toldFinished = false
 
         /// The next event, connecting or reconnecting as needed; `nil` once the server said to stop (`204`).
-        /// - Throws: ``NetworkError``: see ``NetworkSession/events(_:lastEventID:reconnect:maximumEventSize:onOpen:onStatus:)``.
+        /// - Throws: `NetworkError`: see ``ResourceKitHTTP/NetworkSession/events(_:lastEventID:reconnect:maximumEventSize:onOpen:onStatus:)``.
         public mutating func next() async throws(NetworkError) -> ServerSentEvent? {
             try await next(isolation: nil)
         }
