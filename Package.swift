@@ -8,7 +8,8 @@ let upcomingFeatures: [SwiftSetting] = [
 ]
 
 let allModules: [Target.Dependency] = [
-    "ResourceKitHTTP", "ResourceKitEventStream", "ResourceKit", "ResourceKitPersistence", "ResourceKitPocketBase",
+    "ResourceKitHTTP", "ResourceKitEventStream", "ResourceKit", "ResourceKitInspection", "ResourceKitPersistence",
+    "ResourceKitPocketBase",
     "ResourceKitTesting",
 ]
 
@@ -19,6 +20,7 @@ let package = Package(
         .library(name: "ResourceKitHTTP", targets: ["ResourceKitHTTP"]),
         .library(name: "ResourceKitEventStream", targets: ["ResourceKitEventStream"]),
         .library(name: "ResourceKit", targets: ["ResourceKit"]),
+        .library(name: "ResourceKitInspection", targets: ["ResourceKitInspection"]),
         .library(name: "ResourceKitPersistence", targets: ["ResourceKitPersistence"]),
         .library(name: "ResourceKitPocketBase", targets: ["ResourceKitPocketBase"]),
         .library(name: "ResourceKitTesting", targets: ["ResourceKitTesting"]),
@@ -31,12 +33,16 @@ let package = Package(
         .target(name: "ResourceKitHTTP"),
         .target(name: "ResourceKitEventStream", dependencies: ["ResourceKitHTTP"]),
         .target(name: "ResourceKit", dependencies: ["ResourceKitHTTP"]),
+        .target(name: "ResourceKitInspection", dependencies: ["ResourceKit"]),
         .target(name: "ResourceKitPersistence", dependencies: ["ResourceKit"]),
         .target(name: "ResourceKitPocketBase", dependencies: ["ResourceKit", "ResourceKitEventStream"]),
         .target(name: "ResourceKitTesting", dependencies: ["ResourceKitHTTP", "ResourceKit"]),
         .executableTarget(
             name: "Example",
-            dependencies: ["ResourceKit", "ResourceKitPersistence", "ResourceKitPocketBase", "ResourceKitTesting"],
+            dependencies: [
+                "ResourceKit", "ResourceKitEventStream", "ResourceKitInspection", "ResourceKitPersistence",
+                "ResourceKitPocketBase", "ResourceKitTesting",
+            ],
             path: "Example"),
         .testTarget(name: "ResourceKitTests", dependencies: allModules),
         .testTarget(

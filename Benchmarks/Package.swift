@@ -20,6 +20,7 @@ let package = Package(
             dependencies: [
                 .product(name: "ResourceKit", package: "ResourceKit"),
                 .product(name: "ResourceKitEventStream", package: "ResourceKit"),
+                .product(name: "ResourceKitInspection", package: "ResourceKit"),
                 .product(name: "ResourceKitPersistence", package: "ResourceKit"),
                 .product(name: "ResourceKitPocketBase", package: "ResourceKit"),
                 .product(name: "ResourceKitTesting", package: "ResourceKit"),
@@ -36,7 +37,9 @@ let package = Package(
         .executableTarget(
             name: "AllocationBudgets",
             dependencies: [
-                .product(name: "ResourceKit", package: "ResourceKit"), "AllocationCounter", "BenchmarkFixtures",
+                .product(name: "ResourceKit", package: "ResourceKit"),
+                .product(name: "ResourceKitInspection", package: "ResourceKit"), "AllocationCounter",
+                "BenchmarkFixtures",
             ],
             path: "AllocationBudgets"
         ),

@@ -5,6 +5,7 @@
 //                                          which conflicts with another device's edit and is resolved)
 import Foundation
 import ResourceKit
+import ResourceKitInspection
 import ResourceKitPocketBase
 import ResourceKitTesting
 import Synchronization

@@ -1,6 +1,7 @@
 import BenchmarkFixtures
 import Foundation
 import ResourceKit
+import ResourceKitInspection
 import ResourceKitTesting
 
 #if canImport(FoundationNetworking)

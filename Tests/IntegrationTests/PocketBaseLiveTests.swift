@@ -1,6 +1,7 @@
 import Foundation
 import ResourceKit
 import ResourceKitEventStream
+import ResourceKitInspection
 import ResourceKitPocketBase
 import ResourceKitTesting
 import Synchronization

@@ -1,6 +1,7 @@
 // Copied verbatim from README.md; ReadmeTests checks that they stay the same.
 import Foundation
 import ResourceKit
+import ResourceKitInspection
 
 func watchTheLibrary(session: NetworkSession, store: ResourceStore) async throws {
     let feed = Task {

@@ -278,7 +278,7 @@ extension Resource: StoreMember {
         storage.withLock { $0.machine.snapshot() }.map { ($0.value, $0.rank) }
     }
 
-    func inspect(now: Duration) -> (ObjectSnapshot, MachineInspection) { inspect(now: now) { $0.inspection } }
+    func inspect() -> ObjectInspection { inspect { $0.inspection } }
 }
 
 extension ListResource: StoreMember {
@@ -304,5 +304,5 @@ extension ListResource: StoreMember {
         return storage.withLock { $0.machine.known(id) }.map { ($0.item, $0.rank) }
     }
 
-    func inspect(now: Duration) -> (ObjectSnapshot, MachineInspection) { inspect(now: now) { $0.inspection } }
+    func inspect() -> ObjectInspection { inspect { $0.inspection } }
 }

@@ -52,7 +52,7 @@ protocol StoreMember: AnyObject, Sendable {
     /// What it shows of item `id` outside any optimistic change, and that answer's rank.
     func known(_ id: AnyHashable) -> (value: any Sendable, rank: UInt64)?
     /// What a snapshot shows of it.
-    func inspect(now: Duration) -> (ObjectSnapshot, MachineInspection)
+    func inspect() -> ObjectInspection
 }
 
 struct WeakMember {

@@ -1,4 +1,4 @@
-/// One thing the library did, for a developer to watch or record: what ``NetworkSession/diagnostics(bufferingNewest:)``
+/// One thing the library did, for a developer to watch or record: what `session.diagnostics()` (ResourceKitInspection)
 /// streams.
 ///
 /// Read ``kind``, then the properties that kind fills. URLs and errors are redacted by the session's
@@ -176,22 +176,5 @@ package enum TypeNames {
             }
         names.withLock { $0[key] = name }
         return name
-    }
-}
-
-extension NetworkSession {
-    /// A new sequence of what the session, and every resource, list and store using it, does: requests and
-    /// their attempts, retries, credential refreshes, state changes, answers from memory, coalesced callers
-    /// and store news (see ``DiagnosticEvent``).
-    ///
-    /// These are the events the session's logger receives (``NetworkLogging``), built and redacted once for
-    /// both by the session's ``LogRedaction``. Every sequence sees every event from the moment it is made, in
-    /// the order the library emitted them. While no sequence exists, no event is built but those the logger
-    /// asks for: each place that could emit one costs one atomic load. Cancelling the task that iterates it
-    /// ends it; a sequence and its iterator that are gone stop collecting.
-    /// - Parameter limit: How many unread events the stream keeps; older ones are dropped first.
-    /// - Returns: The stream.
-    public nonisolated func diagnostics(bufferingNewest limit: Int = 10_000) -> DiagnosticEvents {
-        feed.events(bufferingNewest: limit)
     }
 }

@@ -132,14 +132,15 @@ public import Synchronization
         }
     }
 
-    func events(bufferingNewest limit: Int) -> DiagnosticEvents {
+    /// A new listener, keeping at most `limit` unread events.
+    package func events(bufferingNewest limit: Int) -> DiagnosticReader {
         let id = state.withLock { state in
             state.nextID &+= 1
             state.listeners.append(Listener(id: state.nextID, limit: max(1, limit)))
             return state.nextID
         }
         listenerCount.add(1, ordering: .relaxed)
-        return DiagnosticEvents(registration: DiagnosticRegistration(feed: self, id: id))
+        return DiagnosticReader(registration: DiagnosticRegistration(feed: self, id: id))
     }
 
     /// Stops collecting for a listener: its sequence and iterator are gone, or its consumer was cancelled.
@@ -227,46 +228,25 @@ final class DiagnosticRegistration: Sendable {
     deinit { feed.remove(id) }
 }
 
-/// The events of ``NetworkSession/diagnostics(bufferingNewest:)``: an `AsyncSequence` that ends when the task
-/// iterating it is cancelled.
-///
-/// Events wait in the sequence until its consumer takes them, at most the newest `limit`; a consumer that
-/// falls behind takes them in batches, so a burst of events costs it one wake-up. The sequence stops
-/// collecting once it and its iterator are gone.
-public struct DiagnosticEvents: AsyncSequence, Sendable {
-    /// An event.
-    public typealias Element = DiagnosticEvent
-    /// The sequence never throws.
-    public typealias Failure = Never
-
+/// A listener's end of the feed, which ResourceKitInspection's `DiagnosticEvents` reads through: its events in
+/// order, batch by batch.
+package struct DiagnosticReader: Sendable {
     let registration: DiagnosticRegistration
+    /// The batch being read, its records newest first, so that each is moved out, never copied.
+    var batch = DiagnosticBatch()
 
-    /// Makes the iterator; a sequence is meant to be iterated once.
-    public func makeAsyncIterator() -> Iterator { Iterator(registration: registration) }
+    init(registration: DiagnosticRegistration) { self.registration = registration }
 
-    /// Takes the events in order.
-    public struct Iterator: AsyncIteratorProtocol {
-        let registration: DiagnosticRegistration
-        /// The batch being read, its records newest first, so that each is moved out, never copied.
-        var batch = DiagnosticBatch()
-
-        /// The next event, waiting for one; `nil` once the iterating task is cancelled.
-        public mutating func next() async -> DiagnosticEvent? {
-            await next(isolation: nil)
-        }
-
-        /// The next event, for an isolated caller; `nil` once the iterating task is cancelled.
-        /// - Parameter actor: The caller's isolation.
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws(Never) -> DiagnosticEvent? {
-            // Made while the batch holds the record's subject.
-            if let record = batch.records.popLast() { return DiagnosticEvent(record) }
-            var spent: [DiagnosticRecord] = []
-            swap(&spent, &batch.records)
-            guard let taken = await registration.feed.take(registration.id, returning: spent) else { return nil }
-            batch = taken
-            batch.records.reverse()
-            return batch.records.popLast().map(DiagnosticEvent.init)
-        }
+    /// The next event, waiting for one; `nil` once the reading task is cancelled.
+    package mutating func next(isolation actor: isolated (any Actor)?) async -> DiagnosticEvent? {
+        // Made while the batch holds the record's subject.
+        if let record = batch.records.popLast() { return DiagnosticEvent(record) }
+        var spent: [DiagnosticRecord] = []
+        swap(&spent, &batch.records)
+        guard let taken = await registration.feed.take(registration.id, returning: spent) else { return nil }
+        batch = taken
+        batch.records.reverse()
+        return batch.records.popLast().map(DiagnosticEvent.init)
     }
 }
 

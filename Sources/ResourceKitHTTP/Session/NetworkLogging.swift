@@ -202,7 +202,7 @@ public struct LogRedaction: Sendable, Equatable {
 }
 
 /// Receives the session's events as they happen: the ``DiagnosticEvent``s that
-/// ``NetworkSession/diagnostics(bufferingNewest:)`` streams, built and redacted once for both, each at its
+/// `session.diagnostics()` (ResourceKitInspection) streams, built and redacted once for both, each at its
 /// level (``DiagnosticEvent/Kind/requestFailed`` at ``LogLevel/error``; ``DiagnosticEvent/Kind/retry`` and
 /// ``DiagnosticEvent/Kind/credentialRefresh`` at ``LogLevel/info``; every other kind, requests, redirects and
 /// the state changes of resources and lists, at ``LogLevel/debug``). The default, ``SilentLogger``, takes none.
@@ -211,7 +211,7 @@ public struct LogRedaction: Sendable, Equatable {
 /// read a resource's state or a list's items. It runs on the path of the request or the change it tells of,
 /// so it should be quick; a logger that needs more hands the event off, to a buffer or a task of its own.
 /// The events of one thread reach it in the order they happened; events emitted at once on two threads may
-/// reach it in another order than a ``DiagnosticEvents`` stream, which has the library's order.
+/// reach it in another order than a `session.diagnostics()` stream, which has the library's order.
 ///
 /// ```swift
 /// struct Counter: NetworkLogging {

@@ -59,8 +59,6 @@ public actor NetworkSession {
     /// with no new subject to make (and to free on the listener's thread).
     let lastRequestSubject = Locked<DiagnosticSubject?>(nil)
     package nonisolated let inFlight: InFlightRequests
-    /// The session's requests in flight, for an activity indicator (Observation and ``NetworkActivity/updates()``).
-    public nonisolated var activity: NetworkActivity { inFlight.activity }
     /// Whether ``defaultHeaders`` hold `Authorization`, `Proxy-Authorization` or `Cookie`.
     let defaultHeadersCarryCredentials: Bool
     /// The base URL taken apart once, when the provider is a `URL` or a `String` (see `URLBuilder.Base`).
@@ -96,7 +94,8 @@ public actor NetworkSession {
     ///   - redaction: What is hidden in the session's events (its logger's and its diagnostics stream's): user
     ///     info and secret query items in every URL, and secret header values in an event's error.
     ///   - logger: Receives events; logs nothing by default.
-    ///   - activityDebounce: How long ``NetworkActivity/isBusy`` stays on after the last request ended.
+    ///   - activityDebounce: How long the activity indicator (ResourceKitInspection's `NetworkActivity.isBusy`)
+    ///     stays on after the last request ended.
     public init(
         baseURL: any BaseURLProviding,
         validation: any ValidationProviding = StatusCodeValidation(),
@@ -132,7 +131,7 @@ public actor NetworkSession {
         self.clock = clock
         self.timeline = Timeline(clock)
         self.deadlines = DeadlineScheduler(timeline: timeline)
-        self.inFlight = InFlightRequests(activity: NetworkActivity(debounce: activityDebounce, timeline: timeline))
+        self.inFlight = InFlightRequests(counter: ActivityCounter(debounce: activityDebounce, timeline: timeline))
         self.defaultHeadersCarryCredentials = Redirect.credentialHeaders.contains { defaultHeaders[$0] != nil }
         self.fixedBase = URLBuilder.Base.fixed(for: baseURL)
         self.fixedHeaders = Self.fixedHeaderFields(

@@ -1,6 +1,7 @@
 import Foundation
 import Observation
 import ResourceKit
+import ResourceKitInspection
 import ResourceKitTesting
 import Testing
 
@@ -29,6 +30,27 @@ import Testing
         #expect(transport.requestCount == 5)
         #expect(activity.requestsInFlight == 0)
         #expect(session.snapshot().requests.isEmpty)
+    }
+
+    /// The activity is one object per session, whoever asks first, and it counts the calls that began before
+    /// anyone asked: the session counts always, the indicator starts from that count.
+    @Test func oneActivityPerSessionCountingCallsBegunBeforeItWasAskedFor() async throws {
+        let transport = ControlledTransport()
+        let session = makeSession(transport)
+        let reads = (1...3).map { index in
+            Task { try await Resource<RemotePost>(session: session).read("\(index)") }
+        }
+        try await transport.waitForRequests(3)
+        let first = await withTaskGroup(of: NetworkActivity.self) { group in
+            for _ in 0..<8 { group.addTask { session.activity } }
+            return await group.reduce(into: [NetworkActivity]()) { $0.append($1) }
+        }
+        #expect(first.allSatisfy { $0 === session.activity })
+        #expect(session.activity.status == NetworkActivity.Status(requestsInFlight: 3, isBusy: true))
+        for index in 0..<3 { transport.answer(index, .success(postResponse(Post(id: "\(index + 1)", title: "t")))) }
+        for read in reads { _ = try await read.value }
+        #expect(session.activity.requestsInFlight == 0)
+        #expect(makeSession(transport).activity !== session.activity)
     }
 
     /// Collects the statuses a stream delivers until `count` of them arrived.

@@ -1,5 +1,6 @@
 import Foundation
 import ResourceKit
+import ResourceKitInspection
 import ResourceKitTesting
 import Testing
 

@@ -1,14 +1,8 @@
 public import Observation
+public import ResourceKit
 import Synchronization
 
-#if canImport(FoundationNetworking)
-    package import Foundation
-    import FoundationNetworking
-#else
-    package import Foundation
-#endif
-
-/// The session's requests in flight, for an activity indicator: ``NetworkSession/activity``.
+/// The session's requests in flight, for an activity indicator: ``ResourceKitHTTP/NetworkSession/activity``.
 ///
 /// ``requestsInFlight`` counts calls of the session that have not ended — a call's retries, redirects and
 /// credential refresh are one request, and reads coalesced by a resource are one call, so 20 concurrent
@@ -18,7 +12,7 @@ import Synchronization
 ///
 /// Nothing is computed for the indicator until something reads it: a session whose activity nobody
 /// watches only counts.
-public final class NetworkActivity: Sendable, Observable {
+public final class NetworkActivity: Sendable, Observable, ActivityWatching {
     /// What an indicator shows, as ``updates()`` delivers it.
     public struct Status: Sendable, Equatable, CustomStringConvertible {
         /// Calls of the session in flight.
@@ -50,15 +44,16 @@ public final class NetworkActivity: Sendable, Observable {
         var nextStream: UInt64 = 0
     }
 
-    private let count = Atomic<Int>(0)
+    private let counter: ActivityCounter
     private let watched = Atomic<Bool>(false)
     private let state = Locked(State())
     private let registrar = ObservationRegistrar()
     private let timeline: Timeline
 
-    init(debounce: Duration, timeline: Timeline) {
-        self.debounce = max(debounce, .zero)
-        self.timeline = timeline
+    init(counter: ActivityCounter) {
+        self.counter = counter
+        self.debounce = max(counter.debounce, .zero)
+        self.timeline = counter.timeline
     }
 
     /// Calls of the session in flight now.
@@ -104,15 +99,14 @@ public final class NetworkActivity: Sendable, Observable {
         // From now on every change is tracked; start from the count as it is.
         state.withLock { state in
             guard !watched.load(ordering: .relaxed) else { return }
-            let current = count.load(ordering: .relaxed)
+            let current = counter.current
             state.status = Status(requestsInFlight: current, isBusy: current > 0)
             watched.store(true, ordering: .releasing)
         }
     }
 
-    /// A call of the session started.
-    func began() {
-        count.add(1, ordering: .relaxed)
+    /// A call of the session started (the counter has counted it).
+    package func began() {
         guard watched.load(ordering: .acquiring) else { return }
         update { state in
             state.generation &+= 1
@@ -121,9 +115,8 @@ public final class NetworkActivity: Sendable, Observable {
         }
     }
 
-    /// A call of the session ended.
-    func ended() {
-        count.subtract(1, ordering: .relaxed)
+    /// A call of the session ended (the counter has counted it).
+    package func ended() {
         guard watched.load(ordering: .acquiring) else { return }
         var turnOff: UInt64?
         update { state in
@@ -159,53 +152,13 @@ public final class NetworkActivity: Sendable, Observable {
     }
 }
 
-/// The session's calls in flight, for snapshots and the activity count.
-package final class InFlightRequests: Sendable {
-    package struct Entry: Sendable {
-        package var method: String
-        package var url: URL?
-        package var startedAt: Duration
-        package var attempt: Int
-        /// The calling task's hash: a store's snapshot matches it against its objects' operations to tell
-        /// how many callers share the request.
-        package var task: Int?
-    }
-
-    private let entries = Locked<(next: UInt64, all: [UInt64: Entry])>((0, [:]))
-    let activity: NetworkActivity
-
-    init(activity: NetworkActivity) { self.activity = activity }
-
-    /// Registers a call.
-    func begin(method: String, url: URL?, at now: Duration) -> UInt64 {
-        let task = withUnsafeCurrentTask { $0?.hashValue }
-        let entry = Entry(method: method, url: url, startedAt: now, attempt: 1, task: task)
-        let id = entries.withLock { entries in
-            entries.next &+= 1
-            entries.all[entries.next] = entry
-            return entries.next
-        }
-        activity.began()
-        return id
-    }
-
-    func setAttempt(_ attempt: Int, of id: UInt64) {
-        entries.withLock { entries in entries.all[id]?.attempt = attempt }
-    }
-
-    /// The request as diagnostic events name it, its URL redacted, for a call that began before anyone
-    /// listened; `nil` once it ended.
-    func subject(of id: UInt64, redaction: LogRedaction) -> DiagnosticSubject? {
-        guard let (method, url) = entries.withLock({ $0.all[id].map { ($0.method, $0.url) } }) else { return nil }
-        return DiagnosticSubject(method: method, url: redaction.redact(url), object: nil, itemType: nil, source: url)
-    }
-
-    func end(_ id: UInt64) {
-        entries.withLock { _ = $0.all.removeValue(forKey: id) }
-        activity.ended()
-    }
-
-    package var current: [(id: UInt64, entry: Entry)] {
-        entries.withLock { $0.all.map { ($0.key, $0.value) } }.sorted { $0.id < $1.id }
+extension NetworkSession {
+    /// The session's requests in flight, for an activity indicator (Observation and
+    /// ``NetworkActivity/updates()``): the same object at every call.
+    public nonisolated var activity: NetworkActivity {
+        let counter = inFlight.counter
+        // NetworkActivity is the only watcher there is, so the one installed is always one.
+        let watcher = counter.watcher { NetworkActivity(counter: counter) }
+        return watcher as? NetworkActivity ?? NetworkActivity(counter: counter)
     }
 }

@@ -1,10 +1,12 @@
+public import ResourceKit
+
 #if canImport(FoundationNetworking)
     import Foundation
 #else
     public import Foundation
 #endif
 
-/// A picture of a session at one moment: its calls in flight. ``NetworkSession/snapshot()`` takes it.
+/// A picture of a session at one moment: its calls in flight. ``ResourceKitHTTP/NetworkSession/snapshot()`` takes it.
 ///
 /// `Codable`, so that a tool can read it as JSON. URLs are redacted like the logs.
 public struct SessionSnapshot: Sendable, Equatable, Codable {
@@ -18,7 +20,7 @@ public struct SessionSnapshot: Sendable, Equatable, Codable {
 
 /// One call of a session in flight.
 public struct RequestSnapshot: Sendable, Equatable, Codable {
-    /// The call's id, as ``DiagnosticEvent/requestID`` gives it.
+    /// The call's id, as `DiagnosticEvent.requestID` gives it.
     public var id: UInt64
     /// The method.
     public var method: String
@@ -29,7 +31,7 @@ public struct RequestSnapshot: Sendable, Equatable, Codable {
     /// The attempt in flight (1 for the first; higher after retries).
     public var attempt: Int
     /// How many callers share the call: the callers of the resource or list operation that sent it, when a
-    /// store's snapshot can tell (``ResourceStore/snapshot()``); 1 otherwise.
+    /// store's snapshot can tell (``ResourceKit/ResourceStore/snapshot()``); 1 otherwise.
     public var callers: Int
 
     /// Creates a request snapshot.
@@ -51,7 +53,7 @@ public struct RequestSnapshot: Sendable, Equatable, Codable {
 }
 
 /// A picture of a store at one moment: its live resources and lists, what it remembers of freed ones, and
-/// its session's calls in flight. ``ResourceStore/snapshot()`` takes it.
+/// its session's calls in flight. ``ResourceKit/ResourceStore/snapshot()`` takes it.
 public struct StoreSnapshot: Sendable, Equatable, Codable {
     /// Live resources, sorted by ``ObjectSnapshot/label``.
     public var resources: [ObjectSnapshot]
@@ -144,51 +146,6 @@ public struct RememberedSnapshot: Sendable, Equatable, Codable {
     }
 }
 
-/// What a machine tells a snapshot.
-struct MachineInspection {
-    var waitingCallers: Int
-    var operationsInFlight: Int
-    var loadedAt: Duration?
-    var pendingOptimisticChanges: Int
-    /// The hash of each running operation's task, and how many callers it answers.
-    var tasks: [(task: Int, callers: Int)]
-}
-
-extension OperationBook {
-    var inspectedTasks: [(task: Int, callers: Int)] {
-        operations.values.compactMap { operation in operation.task.map { ($0.hashValue, operation.callers.count) } }
-    }
-}
-
-extension ResourceMachine {
-    var inspection: MachineInspection {
-        MachineInspection(
-            waitingCallers: waitingCallerCount, operationsInFlight: book.operations.count, loadedAt: loadedAt,
-            pendingOptimisticChanges: layers.count, tasks: book.inspectedTasks)
-    }
-}
-
-extension ListMachine {
-    var inspection: MachineInspection {
-        MachineInspection(
-            waitingCallers: waitingCallerCount, operationsInFlight: book.operations.count, loadedAt: nil,
-            pendingOptimisticChanges: layers.values.reduce(0) { $0 + $1.count }, tasks: book.inspectedTasks)
-    }
-}
-
-extension MachineHost {
-    func inspect(now: Duration, _ inspection: (Machine) -> MachineInspection) -> (ObjectSnapshot, MachineInspection) {
-        let (state, observers, machine) = storage.withLock {
-            ($0.machine.state, $0.feed?.readerCount ?? 0, inspection($0.machine))
-        }
-        let snapshot = ObjectSnapshot(
-            label: cachedLabel, state: Self.diagnosticState(state).summary, observers: observers,
-            waitingCallers: machine.waitingCallers, operationsInFlight: machine.operationsInFlight,
-            age: machine.loadedAt.map { now - $0 }, pendingOptimisticChanges: machine.pendingOptimisticChanges)
-        return (snapshot, machine)
-    }
-}
-
 extension NetworkSession {
     /// The session's calls in flight now: cheap (one lock), and `Codable`.
     /// - Returns: The snapshot.
@@ -214,29 +171,24 @@ extension ResourceStore {
     /// - Returns: The snapshot.
     public func snapshot() -> StoreSnapshot {
         let now = session.timeline.now
-        let (resources, lists, remembered) = withRegistry { registry in
-            (
-                registry.resources.values.compactMap(\.object), registry.lists.values.compactMap(\.object),
-                registry.cache.newestFirst
-            )
-        }
+        let holders = inspectHolders()
         var callers: [Int: Int] = [:]
-        func inspect(_ members: [any StoreMember]) -> [ObjectSnapshot] {
-            members.map { member in
-                let (snapshot, inspection) = member.inspect(now: now)
-                for (task, count) in inspection.tasks { callers[task] = count }
-                return snapshot
+        func snapshots(_ objects: [ObjectInspection]) -> [ObjectSnapshot] {
+            objects.map { object in
+                for (task, count) in object.tasks { callers[task] = count }
+                return ObjectSnapshot(
+                    label: object.label, state: object.state, observers: object.observers,
+                    waitingCallers: object.waitingCallers, operationsInFlight: object.operationsInFlight,
+                    age: object.loadedAt.map { now - $0 }, pendingOptimisticChanges: object.pendingOptimisticChanges)
             }.sorted { $0.label < $1.label }
         }
-        let resourceSnapshots = inspect(resources)
-        let listSnapshots = inspect(lists)
+        let resources = snapshots(holders.resources)
+        let lists = snapshots(holders.lists)
         return StoreSnapshot(
-            resources: resourceSnapshots, lists: listSnapshots,
-            remembered: remembered.map { entry in
+            resources: resources, lists: lists,
+            remembered: holders.remembered.map { entry in
                 RememberedSnapshot(
-                    itemType: String(describing: type(of: entry.value.value)),
-                    id: String(describing: entry.key.id.base), age: entry.value.loadedAt.map { now - $0 },
-                    cost: entry.cost)
+                    itemType: entry.itemType, id: entry.id, age: entry.loadedAt.map { now - $0 }, cost: entry.cost)
             },
             session: session.snapshot(callers: callers))
     }
