@@ -8,8 +8,8 @@ let upcomingFeatures: [SwiftSetting] = [
 ]
 
 let allModules: [Target.Dependency] = [
-    "ResourceKitHTTP", "ResourceKitEventStream", "ResourceKit", "ResourceKitInspection", "ResourceKitPersistence",
-    "ResourceKitPocketBase",
+    "ResourceKitHTTP", "ResourceKitTransfer", "ResourceKitEventStream", "ResourceKit", "ResourceKitInspection",
+    "ResourceKitPersistence", "ResourceKitPocketBase",
     "ResourceKitTesting",
 ]
 
@@ -18,6 +18,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "ResourceKitHTTP", targets: ["ResourceKitHTTP"]),
+        .library(name: "ResourceKitTransfer", targets: ["ResourceKitTransfer"]),
         .library(name: "ResourceKitEventStream", targets: ["ResourceKitEventStream"]),
         .library(name: "ResourceKit", targets: ["ResourceKit"]),
         .library(name: "ResourceKitInspection", targets: ["ResourceKitInspection"]),
@@ -31,6 +32,7 @@ let package = Package(
         // quick start; persistence and the outbox plug into the store from beside it, as vendor code does;
         // the testing kit fakes what it depends on.
         .target(name: "ResourceKitHTTP"),
+        .target(name: "ResourceKitTransfer", dependencies: ["ResourceKitHTTP"]),
         .target(name: "ResourceKitEventStream", dependencies: ["ResourceKitHTTP"]),
         .target(name: "ResourceKit", dependencies: ["ResourceKitHTTP"]),
         .target(name: "ResourceKitInspection", dependencies: ["ResourceKit"]),
@@ -40,8 +42,8 @@ let package = Package(
         .executableTarget(
             name: "Example",
             dependencies: [
-                "ResourceKit", "ResourceKitEventStream", "ResourceKitInspection", "ResourceKitPersistence",
-                "ResourceKitPocketBase", "ResourceKitTesting",
+                "ResourceKit", "ResourceKitTransfer", "ResourceKitEventStream", "ResourceKitInspection",
+                "ResourceKitPersistence", "ResourceKitPocketBase", "ResourceKitTesting",
             ],
             path: "Example"),
         .testTarget(name: "ResourceKitTests", dependencies: allModules),

@@ -20,6 +20,7 @@ let package = Package(
             dependencies: [
                 .product(name: "ResourceKit", package: "ResourceKit"),
                 .product(name: "ResourceKitEventStream", package: "ResourceKit"),
+                .product(name: "ResourceKitTransfer", package: "ResourceKit"),
                 .product(name: "ResourceKitInspection", package: "ResourceKit"),
                 .product(name: "ResourceKitPersistence", package: "ResourceKit"),
                 .product(name: "ResourceKitPocketBase", package: "ResourceKit"),

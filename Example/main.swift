@@ -8,6 +8,7 @@ import ResourceKit
 import ResourceKitInspection
 import ResourceKitPocketBase
 import ResourceKitTesting
+import ResourceKitTransfer
 import Synchronization
 
 #if canImport(FoundationNetworking)

@@ -3,6 +3,7 @@ import Foundation
 import ResourceKit
 import ResourceKitEventStream
 import ResourceKitTesting
+import ResourceKitTransfer
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,6 @@
 import Foundation
 import ResourceKit
+import ResourceKitTransfer
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

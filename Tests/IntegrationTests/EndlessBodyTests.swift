@@ -2,6 +2,7 @@ import Foundation
 import ResourceKit
 import ResourceKitEventStream
 import ResourceKitTesting
+import ResourceKitTransfer
 import Testing
 
 #if canImport(FoundationNetworking)

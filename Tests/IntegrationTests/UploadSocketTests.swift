@@ -1,5 +1,6 @@
 import Foundation
 import ResourceKit
+import ResourceKitTransfer
 import Testing
 
 #if canImport(FoundationNetworking)

@@ -1,6 +1,7 @@
 // Copied verbatim from README.md; ReadmeTests checks that they stay the same.
 import Foundation
 import ResourceKit
+import ResourceKitTransfer
 
 func followTheLog(session: NetworkSession) async throws {
     let response = try await session.bytes(Endpoint(.get, "logs/live"))

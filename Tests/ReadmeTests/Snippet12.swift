@@ -1,6 +1,7 @@
 // Copied verbatim from README.md; ReadmeTests checks that they stay the same.
 import Foundation
 import ResourceKit
+import ResourceKitTransfer
 
 func fetchTheVideo(session: NetworkSession, to file: URL) async throws {
     let progress = TransferProgress()

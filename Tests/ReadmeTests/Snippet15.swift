@@ -1,6 +1,7 @@
 // Copied verbatim from README.md; ReadmeTests checks that they stay the same.
 import Foundation
 import ResourceKit
+import ResourceKitTransfer
 
 struct NewPhotoPost: Sendable {
     var title: String

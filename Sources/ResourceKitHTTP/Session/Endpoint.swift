@@ -27,14 +27,9 @@ public struct Endpoint: Sendable {
     public var timeLimit: Duration?
     /// How this request is retried, replacing the session's ``RetryPolicy``.
     public var retry: RetryPolicy?
-    /// Where the upload of this request's body reports how far it has come: the bytes handed to the
-    /// transport, restarted at zero by each attempt and redirect that sends the body again, and finished when
-    /// the call ends. With a progress, the body is streamed, whatever its kind, so that it can be counted: a
-    /// body in memory (``RequestBody/data(_:contentType:)``, JSON) is then sent from a stream too, which on
-    /// Linux means `Transfer-Encoding: chunked` with no `Content-Length` (a server that insists on a length
-    /// refuses it, some with `411` or `501`). A body streamed anyway (``RequestBody/file(_:contentType:)``, a
-    /// ``MultipartForm`` with files) is counted with or without one. Use one progress per call.
-    public var uploadProgress: TransferProgress?
+    /// Where the upload's bytes are told (ResourceKitTransfer's `uploadProgress`); the session restarts it for
+    /// each attempt and finishes it when the call ends.
+    package var progress: (any ProgressReporting)?
     /// How long the transfer may go without a byte sent or received before the transport ends it, for this
     /// request: the `URLRequest`'s `timeoutInterval`, whole seconds rounded up, which `URLSession` measures as
     /// inactivity. With `nil` (the default), or a value that is not positive or above 10⁹ seconds, the
@@ -183,12 +178,18 @@ public struct RequestBody: Sendable, Equatable {
         case json(any Encodable & Sendable)
         case data(Data, contentType: String)
         case form([URLQueryItem])
-        case multipart(MultipartForm)
+        /// A body another module composes (ResourceKitTransfer's multipart form).
+        case composed(any ComposedBody)
         case file(URL, contentType: String)
         case stream(OneShotStream, contentType: String)
     }
 
     let kind: Kind
+
+    /// A body of a kind another module composes.
+    package init(composed body: any ComposedBody) { kind = .composed(body) }
+
+    init(kind: Kind) { self.kind = kind }
 
     /// A value encoded with the session's JSON encoder, sent as `application/json`.
     /// - Parameter value: The value to encode.
@@ -251,7 +252,7 @@ public struct RequestBody: Sendable, Equatable {
     var streams: Bool {
         switch kind {
         case .file, .stream: return true
-        case .multipart(let form): return form.streams
+        case .composed(let body): return body.streams
         case .json, .data, .form: return false
         }
     }
@@ -267,7 +268,7 @@ public struct RequestBody: Sendable, Equatable {
         switch (lhs.kind, rhs.kind) {
         case (.data(let a, let typeA), .data(let b, let typeB)): return a == b && typeA == typeB
         case (.form(let a), .form(let b)): return a == b
-        case (.multipart(let a), .multipart(let b)): return a == b
+        case (.composed(let a), .composed(let b)): return a.isEqual(to: b)
         case (.file(let a, let typeA), .file(let b, let typeB)): return a == b && typeA == typeB
         case (.stream(let a, let typeA), .stream(let b, let typeB)): return a === b && typeA == typeB
         default: return false

@@ -325,7 +325,7 @@ extension NetworkSession {
     }
 
     /// How much of a streamed response that is not a success is read, for its error.
-    static let streamedErrorBodyLimit = 1 << 20
+    package static let streamedErrorBodyLimit = 1 << 20
 
     /// The body's first `limit` bytes; the rest is not read (the transfer stops).
     private static func prefix(of body: ResponseBody, upTo limit: Int) async throws(NetworkError) -> Data {

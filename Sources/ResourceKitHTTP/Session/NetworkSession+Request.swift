@@ -73,8 +73,8 @@ extension NetworkSession {
             headers = headers.merging(defaultHeaders)
         }
         if let body = endpoint.body {
-            if body.streams || endpoint.uploadProgress != nil {
-                let (upload, contentType) = try uploadBody(body, progress: endpoint.uploadProgress)
+            if body.streams || endpoint.progress != nil {
+                let (upload, contentType) = try uploadBody(body, progress: endpoint.progress)
                 // The stream every hop's own is made from (`follow`); sent as it is by a caller of
                 // `makeURLRequest(for:)`.
                 request.httpBodyStream = BodyInputStream(upload, claimed: nil)
@@ -134,7 +134,7 @@ extension NetworkSession {
     /// A body as the pieces of a streamed upload, and its content type. Files are checked now: the request
     /// fails before anything is sent when one cannot be read.
     private nonisolated func uploadBody(
-        _ body: RequestBody, progress: TransferProgress?
+        _ body: RequestBody, progress: (any ProgressReporting)?
     ) throws(NetworkError) -> (UploadBody, String) {
         switch body.kind {
         case .file(let url, let contentType):
@@ -142,8 +142,8 @@ extension NetworkSession {
             return (UploadBody(pieces: [.file(url, size: size, delimiter: nil)], progress: progress), contentType)
         case .stream(let stream, let contentType):
             return (UploadBody(pieces: [.stream(stream)], progress: progress), contentType)
-        case .multipart(let form):
-            return (UploadBody(pieces: try form.pieces(), progress: progress), form.contentType)
+        case .composed(let composed):
+            return (UploadBody(pieces: try composed.pieces(), progress: progress), composed.contentType)
         case .json, .data, .form:
             let (data, contentType) = try encode(body)
             return (UploadBody(pieces: [.bytes(data)], progress: progress), contentType)
@@ -165,8 +165,8 @@ extension NetworkSession {
                 URLBuilder.encodeFormComponent(item.name) + "=" + URLBuilder.encodeFormComponent(item.value ?? "")
             }.joined(separator: "&")
             return (Data(text.utf8), "application/x-www-form-urlencoded")
-        case .multipart(let form):
-            return (try form.encoded(), form.contentType)
+        case .composed(let composed):
+            return (try composed.encoded(), composed.contentType)
         case .file, .stream:
             // Streamed by `uploadBody`, never encoded in memory.
             throw .invalidRequest("a body that streams is not encoded in memory")

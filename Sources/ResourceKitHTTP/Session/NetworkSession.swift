@@ -195,14 +195,14 @@ public actor NetworkSession {
 
     /// Whether the endpoint's body streams, so that the session's time limit does not apply to it.
     static func uploads(_ endpoint: Endpoint) -> Bool {
-        endpoint.uploadProgress != nil || endpoint.body?.streams == true
+        endpoint.progress != nil || endpoint.body?.streams == true
     }
 
     /// Sends an endpoint whose body streams. The session's time limit does not apply (a healthy upload may
     /// take minutes): the endpoint's own ``Endpoint/timeLimit`` does, and the transport's inactivity timeout.
-    /// Its ``Endpoint/uploadProgress`` finishes when the call ends.
+    /// Its upload progress (ResourceKitTransfer's `Endpoint.uploadProgress`) finishes when the call ends.
     private nonisolated func upload(_ endpoint: Endpoint) async throws(NetworkError) -> HTTPResponse {
-        defer { endpoint.uploadProgress?.finish() }
+        defer { endpoint.progress?.finish() }
         let (request, base) = try await buildRequest(for: endpoint)
         let exchange = Exchange(
             request: request, base: base, ownCredentials: Redirect.credentials(in: endpoint.headers),
@@ -216,7 +216,7 @@ public actor NetworkSession {
     /// Everything `send` does applies until the head: credentials and adapters, redirects (the body of a
     /// `3xx` is discarded), the retry policy, validation of the status, and the time limit, which ends when
     /// the head arrives (for a request body that streams, only the endpoint's own ``Endpoint/timeLimit``, as
-    /// for ``response(for:)``; its ``Endpoint/uploadProgress`` finishes when this returns or throws). The body is then yours to read, as chunks or as ``ResponseBody/lines(maximumLength:)``,
+    /// for ``response(for:)``; its upload progress finishes when this returns or throws). The body is then yours to read, as chunks or as lines (`lines(maximumLength:)`, ResourceKitTransfer),
     /// with no time limit of the session's: a body that stops arriving fails by the transport's inactivity
     /// timeout (60 s for ``URLSessionTransport``). A status the validation provider rejects fails here, its
     /// body's first megabyte read for the error, as with ``response(for:)``. Cancelling the task that reads the
@@ -226,7 +226,7 @@ public actor NetworkSession {
     /// - Throws: ``NetworkError`` when no acceptable head arrived.
     public nonisolated func bytes(_ endpoint: Endpoint) async throws(NetworkError) -> StreamedResponse {
         // An upload's progress ends with the head: the server has what it answered.
-        defer { endpoint.uploadProgress?.finish() }
+        defer { endpoint.progress?.finish() }
         let (request, base) = try await buildRequest(for: endpoint)
         let deadline = Self.deadline(endpoint.timeLimit ?? (Self.uploads(endpoint) ? nil : timeLimit))
         var exchange = Exchange(

@@ -54,7 +54,7 @@ public struct URLSessionTransport: HTTPTransport {
     /// is cancelled as soon as the body passes the bound, so a server that never ends a body cannot fill memory;
     /// on a session you pass in, and on Apple platforms, where `URLSession` gathers the body itself, the bound is
     /// checked once the body has arrived. Read longer bodies with ``NetworkSession/bytes(_:)`` or
-    /// ``NetworkSession/download(_:to:progress:)``, which stream them. A value below 1 counts as 1.
+    /// `NetworkSession.download(_:to:progress:)` (ResourceKitTransfer), which stream them. A value below 1 counts as 1.
     public var maximumResponseBodySize = 64 << 20
 
     /// The message of the error for a connection closed before any byte of a response.

@@ -16,27 +16,19 @@
 /// A request body that is sent as a stream: its pieces, in memory or in files, read as the transport sends
 /// them. One per call, made when the request is built; every attempt and every redirect hop that repeats
 /// the body reads it again through a fresh ``BodyInputStream``.
-final class UploadBody: Sendable {
-    /// A piece of the body.
-    enum Piece: Sendable {
-        case bytes(Data)
-        /// A file, read from the start when its piece comes. `delimiter`, when set, must not occur in it: a
-        /// multipart boundary.
-        case file(URL, size: Int, delimiter: Data?)
-        /// A stream of the caller's, which can be read once.
-        case stream(OneShotStream)
-    }
+package final class UploadBody: Sendable {
+    typealias Piece = UploadPiece
 
     let pieces: [Piece]
     /// The body's length in bytes, when every piece's is known.
     let length: Int?
-    let progress: TransferProgress?
+    let progress: (any ProgressReporting)?
     /// Whether every piece can be read again: no stream of the caller's.
     let isReplayable: Bool
     /// What made the last stream fail, if it did: a file that vanished, a boundary found in a file.
     private let failure = Locked<NetworkError?>(nil)
 
-    init(pieces: [Piece], progress: TransferProgress?) {
+    init(pieces: [Piece], progress: (any ProgressReporting)?) {
         self.pieces = pieces
         self.progress = progress
         var length = 0
@@ -91,31 +83,11 @@ final class UploadBody: Sendable {
     fileprivate func fail(_ error: NetworkError) {
         failure.withLock { $0 = $0 ?? error }
     }
-
-    /// Checks that a file can be read as an upload's piece and returns its size.
-    /// - Throws: ``NetworkError/file(_:)`` for a URL that is not a file URL, or a file that is missing, not
-    ///   a regular file, or not readable.
-    static func size(ofFileAt url: URL) throws(NetworkError) -> Int {
-        guard url.isFileURL else { throw .file("\(url.absoluteString) is not a file URL") }
-        let path = url.path
-        // Looked at before it is opened: opening a FIFO would wait for a writer.
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw .file("cannot read the file to upload at \(path): \(String(cString: strerror(errno)))")
-        }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { throw .file("the upload's \(path) is not a regular file") }
-        let descriptor = openForReading(path)
-        guard descriptor >= 0 else {
-            throw .file("cannot read the file to upload at \(path): \(String(cString: strerror(errno)))")
-        }
-        closeDescriptor(descriptor)
-        return Int(info.st_size)
-    }
 }
 
 /// A stream the caller gave as a body (``RequestBody/stream(_:contentType:)``): handed out once, to the
 /// first attempt; afterwards the body cannot be sent again.
-final class OneShotStream: @unchecked Sendable {
+package final class OneShotStream: @unchecked Sendable {
     // Safe to share: `stream` is read only by the one caller `take()` returns it to, under the lock.
     private nonisolated(unsafe) let stream: InputStream
     private let taken = Locked(false)
@@ -307,9 +279,9 @@ final class BodyInputStream: InputStream {
 // The C calls under names of their own: inside ``BodyInputStream``, `close` and `read` are its methods.
 
 /// Opens without waiting: a file that became a FIFO since it was checked fails to read instead of blocking.
-private func openForReading(_ path: String) -> Int32 { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
+func openForReading(_ path: String) -> Int32 { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
 
-private func closeDescriptor(_ descriptor: Int32) { _ = close(descriptor) }
+func closeDescriptor(_ descriptor: Int32) { _ = close(descriptor) }
 
 /// `read(2)`, again after an interruption.
 private func readAvailable(_ descriptor: Int32, _ buffer: UnsafeMutablePointer<UInt8>, _ count: Int) -> Int {

@@ -2,6 +2,7 @@ import Foundation
 import ResourceKit
 import ResourceKitPersistence
 import ResourceKitTesting
+import ResourceKitTransfer
 import Testing
 
 /// A post whose update uploads a file: the outbox does not keep it.

@@ -1,12 +1,13 @@
 public import Observation
+public import ResourceKitHTTP
 
-/// How far a transfer has come: pass one to ``NetworkSession/download(_:to:progress:)`` and watch it. Use one
+/// How far a transfer has come: pass one to ``ResourceKitHTTP/NetworkSession/download(_:to:progress:)`` and watch it. Use one
 /// per transfer: once finished, it changes no more.
 ///
 /// ``completedBytes`` and ``status`` always read exactly what was written so far. Observation (SwiftUI)
 /// and ``updates()`` hear of changes at most once per ``interval`` while bytes flow, and always of the
 /// first and the last (``Status/isFinished``), so a fast transfer does not flood its observers.
-public final class TransferProgress: Sendable, Observable {
+public final class TransferProgress: Sendable, Observable, ProgressReporting {
     /// A transfer's progress at one moment.
     public struct Status: Sendable, Equatable, CustomStringConvertible {
         /// Bytes done, including those of an earlier attempt a download resumed from.
@@ -89,17 +90,17 @@ public final class TransferProgress: Sendable, Observable {
     }
 
     /// The transfer (re)started: `completed` bytes are there already, of `expected`.
-    func start(completed: Int, expected: Int?) {
+    package func start(completed: Int, expected: Int?) {
         update(force: true) {
             $0 = Status(completedBytes: completed, expectedBytes: expected)
         }
     }
 
-    func advance(by count: Int) {
+    package func advance(by count: Int) {
         update(force: false) { $0.completedBytes += count }
     }
 
-    func finish() {
+    package func finish() {
         update(force: true) { $0.isFinished = true }
     }
 

@@ -1,7 +1,8 @@
 public import Foundation
+public import ResourceKitHTTP
 
 /// A `multipart/form-data` body (RFC 7578): text fields and files, in order. Send it as
-/// ``RequestBody/multipart(_:)``.
+/// ``ResourceKitHTTP/RequestBody/multipart(_:)``.
 ///
 /// ```swift
 /// var form = MultipartForm()
@@ -11,7 +12,7 @@ public import Foundation
 /// ```
 ///
 /// Names, file names and content types go into part headers, so a carriage return, a line feed or a double
-/// quote in one would break the body apart: sending such a form fails with ``NetworkError/encoding(_:)``
+/// quote in one would break the body apart: sending such a form fails with `NetworkError.encoding(_:)`
 /// naming the field, before any request. Names and file names are otherwise sent as they are, in UTF-8.
 ///
 /// A form of text and `Data` parts is encoded in memory when the request is built. A form with a file
@@ -19,7 +20,7 @@ public import Foundation
 /// it piece by piece, reading each file from disk a buffer at a time as the transport sends it, so a 1 GB
 /// video costs no memory. Such a body is sent without a `Content-Length` (with `Transfer-Encoding: chunked`
 /// on Linux) and is read again from the files for a retry or a `307`/`308`.
-public struct MultipartForm: Sendable, Equatable {
+public struct MultipartForm: Sendable, Equatable, ComposedBody {
     /// What a part holds.
     enum Content: Sendable, Equatable {
         case bytes(Data)
@@ -40,7 +41,7 @@ public struct MultipartForm: Sendable, Equatable {
 
     /// Creates an empty form.
     /// - Parameter boundary: The boundary between parts; a random one by default. It must not occur in any
-    ///   part: one that does fails the request with ``NetworkError/encoding(_:)``.
+    ///   part: one that does fails the request with `NetworkError.encoding(_:)`.
     public init(boundary: String? = nil) {
         self.boundary = boundary ?? "ResourceKit-" + UUID().uuidString
     }
@@ -77,7 +78,7 @@ public struct MultipartForm: Sendable, Equatable {
     /// Appends a file read from disk when the form is sent, never whole into memory.
     ///
     /// The file is checked when the request is built: a URL that is not a file URL, or a file that is
-    /// missing, not a regular file or not readable, fails the request with ``NetworkError/file(_:)`` before
+    /// missing, not a regular file or not readable, fails the request with `NetworkError.file(_:)` before
     /// anything is sent. It is read as the transport sends it, so it should not change until the call ends.
     /// - Parameters:
     ///   - fileURL: The file.
@@ -95,15 +96,15 @@ public struct MultipartForm: Sendable, Equatable {
     }
 
     /// Whether a part is a file read from disk, so that the form is streamed.
-    var streams: Bool {
+    package var streams: Bool {
         parts.contains { if case .file = $0.content { return true } else { return false } }
     }
 
     /// The body's bytes, in memory: files appended by URL are read whole (the session streams them instead
     /// when it sends the form).
-    /// - Throws: ``NetworkError/encoding(_:)`` for a name, file name or content type with a carriage return,
+    /// - Throws: `NetworkError.encoding(_:)` for a name, file name or content type with a carriage return,
     ///   a line feed or a double quote, an empty boundary or one with characters RFC 2046 does not allow, or
-    ///   a boundary that occurs in a part; ``NetworkError/file(_:)`` for a file that cannot be read.
+    ///   a boundary that occurs in a part; `NetworkError.file(_:)` for a file that cannot be read.
     public func encoded() throws(NetworkError) -> Data {
         var body = Data()
         for piece in try pieces() {
@@ -130,10 +131,10 @@ public struct MultipartForm: Sendable, Equatable {
 
     /// The body as the pieces of a streamed upload: each part's head, its bytes or its file, the closing
     /// delimiter. In-memory parts are checked for the boundary now; files as they are read.
-    func pieces() throws(NetworkError) -> [UploadBody.Piece] {
+    package func pieces() throws(NetworkError) -> [UploadPiece] {
         try Self.check(boundary: boundary)
         let delimiter = Data("--\(boundary)".utf8)
-        var pieces: [UploadBody.Piece] = []
+        var pieces: [UploadPiece] = []
         var pending = Data()
         for part in parts {
             try Self.check(part.name, "the field name")
@@ -183,5 +184,9 @@ extension RequestBody {
     /// A `multipart/form-data` body: encoded when the request is built, or streamed from disk when it holds
     /// a file appended by URL (see ``MultipartForm``).
     /// - Parameter form: The form.
-    public static func multipart(_ form: MultipartForm) -> RequestBody { RequestBody(kind: .multipart(form)) }
+    public static func multipart(_ form: MultipartForm) -> RequestBody { RequestBody(composed: form) }
+}
+
+extension MultipartForm {
+    package func isEqual(to other: any ComposedBody) -> Bool { (other as? MultipartForm) == self }
 }

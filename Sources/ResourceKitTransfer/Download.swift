@@ -1,4 +1,5 @@
 public import Foundation
+public import ResourceKitHTTP
 
 #if canImport(Glibc)
     import Glibc
@@ -8,7 +9,7 @@ public import Foundation
     import Darwin
 #endif
 
-/// A body downloaded to a file: what ``NetworkSession/download(_:to:progress:)`` returns.
+/// A body downloaded to a file: what ``ResourceKitHTTP/NetworkSession/download(_:to:progress:)`` returns.
 public struct DownloadedFile: Sendable, Equatable {
     /// The file: the destination you gave.
     public var url: URL
@@ -41,16 +42,16 @@ extension NetworkSession {
     /// anyway is saved decoded, not checked against its length, and not resumed. A status outside `2xx` is
     /// never saved as the file, even when the validation provider accepts it.
     ///
-    /// A streamed request: the time limit ends when the head arrives (see ``bytes(_:)``).
+    /// A streamed request: the time limit ends when the head arrives (see `bytes(_:)`).
     /// - Parameters:
     ///   - endpoint: What to download.
     ///   - destination: A file URL in an existing directory.
     ///   - progress: Where to report the bytes written; see ``TransferProgress``.
     /// - Returns: The downloaded file.
-    /// - Throws: ``NetworkError/file(_:)`` when the destination is not a file URL in an existing directory,
-    ///   or a write fails (the disk is full); ``NetworkError/invalidResponse(_:)`` when the body is shorter
+    /// - Throws: `NetworkError.file(_:)` when the destination is not a file URL in an existing directory,
+    ///   or a write fails (the disk is full); `NetworkError.invalidResponse(_:)` when the body is shorter
     ///   than announced, or a `206` does not continue the partial file;
-    ///   ``NetworkError/httpStatus(code:body:headers:)`` for a status outside `2xx`; or the request's error.
+    ///   `NetworkError.httpStatus(code:body:headers:)` for a status outside `2xx`; or the request's error.
     public nonisolated func download(
         _ endpoint: Endpoint,
         to destination: URL,
