@@ -50,8 +50,8 @@ public struct DiagnosticEvent: Sendable, Equatable, CustomStringConvertible {
         @inlinable public static var credentialRefresh: Kind { Kind(3) }
         /// A resource or list changed state: ``object``, ``stateSummary``, ``previousStateSummary``.
         @inlinable public static var stateChanged: Kind { Kind(4) }
-        /// A read was answered from memory, without a request (``ReadPolicy/skipIfLoaded``,
-        /// ``ReadPolicy/skipIfFresh``…): ``object``.
+        /// A read was answered from memory, without a request (`ReadPolicy.skipIfLoaded`,
+        /// `ReadPolicy.skipIfFresh`…): ``object``.
         @inlinable public static var cacheHit: Kind { Kind(5) }
         /// A caller joined an operation already in flight on the object instead of sending a request:
         /// ``object``, and ``callers``, how many callers now wait on the object.
@@ -59,7 +59,7 @@ public struct DiagnosticEvent: Sendable, Equatable, CustomStringConvertible {
         /// An operation of the object ended and answered ``callers`` callers at once: more than one when
         /// reads were coalesced.
         @inlinable public static var operationFinished: Kind { Kind(7) }
-        /// A holder in a ``ResourceStore`` learnt about items and the store told the other live holders:
+        /// A holder in a `ResourceStore` learnt about items and the store told the other live holders:
         /// ``object`` (the holder that learnt), ``itemType``, ``itemCount`` and ``receivers`` (how many
         /// other holders heard it).
         @inlinable public static var storeNews: Kind { Kind(8) }

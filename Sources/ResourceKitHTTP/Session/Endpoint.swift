@@ -216,8 +216,8 @@ public struct RequestBody: Sendable, Equatable {
     /// start for each attempt the ``RetryPolicy`` makes and for a redirect that repeats the body. The body is
     /// sent without a `Content-Length` (with `Transfer-Encoding: chunked` on Linux, whose `URLSession` sends
     /// no length for a streamed body). `URLSession` reads it on its own thread, which every session of the
-    /// process shares, so a slow disk slows every transfer. See <doc:Transfers> for the time limits of a long
-    /// upload.
+    /// process shares, so a slow disk slows every transfer. ResourceKitTransfer's catalog gives the time limits
+    /// of a long upload.
     /// - Parameters:
     ///   - url: The file.
     ///   - contentType: The `Content-Type` header's value.

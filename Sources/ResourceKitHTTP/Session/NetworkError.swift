@@ -109,7 +109,7 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 
     /// The operation's answer was discarded because a newer operation replaced what it worked on: a
-    /// ``ListResource`` next page still in flight when a refresh's first page arrived belongs to the old
+    /// `ListResource` next page still in flight when a refresh's first page arrived belongs to the old
     /// list, so its callers get this instead of the old list.
     @inlinable public static var superseded: NetworkError { NetworkError(kind: .superseded) }
 
