@@ -42,8 +42,8 @@ struct RemotePBNote: Readable, Updatable, Deletable {
 /// Device A's way to PocketBase: cut while it is "on a train", and a log of what it sent.
 final class TrainLink: HTTPTransport {
     let base = URLSessionTransport(timeout: .seconds(45))
-    let cut = Mutex(false)
-    let sent = Mutex<[String]>([])
+    let cut = Locked(false)
+    let sent = Locked<[String]>([])
 
     func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
         if cut.withLock({ $0 }) { throw .transport(code: .notConnectedToInternet, message: "on a train") }

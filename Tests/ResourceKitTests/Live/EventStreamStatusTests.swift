@@ -13,7 +13,7 @@ import Testing
 extension ServerSentEventsTests {
     /// The statuses a stream told, in order.
     final class StatusLog: Sendable {
-        let statuses = Mutex<[EventStreamStatus]>([])
+        let statuses = Locked<[EventStreamStatus]>([])
         var all: [EventStreamStatus] { statuses.withLock { $0 } }
         func record(_ status: EventStreamStatus) { statuses.withLock { $0.append(status) } }
     }

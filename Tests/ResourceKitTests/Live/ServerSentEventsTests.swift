@@ -42,7 +42,7 @@ func stubConnections(_ stub: StubTransport, _ answers: [(status: Int, headers: H
                 (200, eventStream, "retry: 2000\nid: 5\ndata: a\n\ndata: cut"),
                 (200, eventStream, "data: b\n\n"),
             ])
-        let opened = Mutex<[Int]>([])
+        let opened = Locked<[Int]>([])
         let events = session().events(Endpoint(.get, "stream"), reconnect: exact) { number in
             opened.withLock { $0.append(number) }
         }

@@ -21,7 +21,7 @@ final class GatedWrites: HTTPTransport {
     }
 
     let backend: InMemoryBackend
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(_ backend: InMemoryBackend) { self.backend = backend }
 

@@ -193,7 +193,7 @@ extension OutboxTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         final class UnlistableOnce: EntryStorage {
             let base: FileEntryStorage
-            let fails = Mutex(true)
+            let fails = Locked(true)
             init(_ base: FileEntryStorage) { self.base = base }
             func entry(for key: String) throws(NetworkError) -> PersistedEntry? { try base.entry(for: key) }
             func store(_ entries: [PersistedEntry]) throws(NetworkError) { try base.store(entries) }

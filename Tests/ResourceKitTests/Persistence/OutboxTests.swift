@@ -9,9 +9,9 @@ import Testing
 /// taken off the disk, as after a crash between the two.
 final class FlakyRemovals: EntryStorage {
     let base: FileEntryStorage
-    let failsRemovals = Mutex(false)
+    let failsRemovals = Locked(false)
     /// When set, the next removal (one only) waits for `holds` to be signalled, after opening `removalStarted`.
-    let holds = Mutex<DispatchSemaphore?>(nil)
+    let holds = Locked<DispatchSemaphore?>(nil)
     let removalStarted = AsyncLatch()
 
     init(_ base: FileEntryStorage) { self.base = base }

@@ -75,7 +75,7 @@ func listAsGenericCodeAsks<Remote: Listable>(_ store: ResourceStore, _ type: Rem
 
 /// A wall clock a test moves.
 final class WallClock: Sendable {
-    private let seconds = Mutex<Double>(1_764_000_000)
+    private let seconds = Locked<Double>(1_764_000_000)
     var now: Date { Date(timeIntervalSince1970: seconds.withLock { $0 }) }
     func advance(by interval: Double) { seconds.withLock { $0 += interval } }
 }
@@ -295,15 +295,15 @@ extension DiskPostSuites {
     /// A storage whose writes fail until it is told otherwise.
     final class FlakyStorage: EntryStorage {
         let inner: FileEntryStorage
-        let failing = Mutex(true)
+        let failing = Locked(true)
 
         init(directory: URL) throws { inner = try FileEntryStorage(directory: directory) }
 
         func entry(for key: String) throws(NetworkError) -> PersistedEntry? { try inner.entry(for: key) }
         /// How many batches reached `inner`.
-        let batches = Mutex(0)
+        let batches = Locked(0)
         /// When set, the next write (one only) waits for it, after opening `writeStarted`.
-        let holds = Mutex<DispatchSemaphore?>(nil)
+        let holds = Locked<DispatchSemaphore?>(nil)
         let writeStarted = AsyncLatch()
 
         func store(_ entries: [PersistedEntry]) throws(NetworkError) {
