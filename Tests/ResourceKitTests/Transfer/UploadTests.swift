@@ -299,6 +299,14 @@ import Testing
         #expect(body == body)
         #expect(body != .stream(stream))
         #expect(RequestBody.file(url) != .data(try Data(contentsOf: url), contentType: "application/octet-stream"))
+        // A multipart body compares by its form, through the body kind the transfer module composes.
+        var form = MultipartForm(boundary: "XyZ")
+        form.append("Holiday", name: "title")
+        var other = form
+        #expect(RequestBody.multipart(form) == .multipart(other))
+        other.append("Beach", name: "place")
+        #expect(RequestBody.multipart(form) != .multipart(other))
+        #expect(RequestBody.multipart(form) != .data(try form.encoded(), contentType: form.contentType))
     }
 }
 
