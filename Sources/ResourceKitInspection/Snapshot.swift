@@ -175,11 +175,12 @@ extension ResourceStore {
         var callers: [Int: Int] = [:]
         func snapshots(_ objects: [ObjectInspection]) -> [ObjectSnapshot] {
             objects.map { object in
-                for (task, count) in object.tasks { callers[task] = count }
+                let machine = object.machine
+                for (task, count) in machine.tasks { callers[task] = count }
                 return ObjectSnapshot(
                     label: object.label, state: object.state, observers: object.observers,
-                    waitingCallers: object.waitingCallers, operationsInFlight: object.operationsInFlight,
-                    age: object.loadedAt.map { now - $0 }, pendingOptimisticChanges: object.pendingOptimisticChanges)
+                    waitingCallers: machine.waitingCallers, operationsInFlight: machine.operationsInFlight,
+                    age: machine.loadedAt.map { now - $0 }, pendingOptimisticChanges: machine.pendingOptimisticChanges)
             }.sorted { $0.label < $1.label }
         }
         let resources = snapshots(holders.resources)

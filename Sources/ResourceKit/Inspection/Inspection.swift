@@ -5,13 +5,8 @@ package struct ObjectInspection: Sendable {
     /// The state's case, never its value.
     package var state: String
     package var observers: Int
-    package var waitingCallers: Int
-    package var operationsInFlight: Int
-    /// When its value was loaded, on the session's timeline.
-    package var loadedAt: Duration?
-    package var pendingOptimisticChanges: Int
-    /// The hash of each running operation's task, and how many callers it answers.
-    package var tasks: [(task: Int, callers: Int)]
+    /// What its machine tells.
+    package var machine: MachineInspection
 }
 
 /// One value the store remembers, as an inspection sees it.
@@ -24,13 +19,14 @@ package struct RememberedInspection: Sendable {
 }
 
 /// What a machine tells an inspection.
-struct MachineInspection {
-    var waitingCallers: Int
-    var operationsInFlight: Int
-    var loadedAt: Duration?
-    var pendingOptimisticChanges: Int
+package struct MachineInspection: Sendable {
+    package var waitingCallers: Int
+    package var operationsInFlight: Int
+    /// When its value was loaded, on the session's timeline.
+    package var loadedAt: Duration?
+    package var pendingOptimisticChanges: Int
     /// The hash of each running operation's task, and how many callers it answers.
-    var tasks: [(task: Int, callers: Int)]
+    package var tasks: [(task: Int, callers: Int)]
 }
 
 extension OperationBook {
@@ -61,10 +57,7 @@ extension MachineHost {
             ($0.machine.state, $0.feed?.readerCount ?? 0, inspection($0.machine))
         }
         return ObjectInspection(
-            label: cachedLabel, state: Self.diagnosticState(state).summary, observers: observers,
-            waitingCallers: machine.waitingCallers, operationsInFlight: machine.operationsInFlight,
-            loadedAt: machine.loadedAt, pendingOptimisticChanges: machine.pendingOptimisticChanges,
-            tasks: machine.tasks)
+            label: cachedLabel, state: Self.diagnosticState(state).summary, observers: observers, machine: machine)
     }
 }
 
