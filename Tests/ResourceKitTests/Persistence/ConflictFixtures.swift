@@ -153,16 +153,7 @@ struct RemoteStampedPost: Readable, Updatable, Deletable {
 }
 
 /// The feed of `RemoteFeed`, with each post's content as its version, read one by one as `RemoteStampedPost`.
-struct RemoteStampedFeed: Listable, Updatable, Deletable {
-    typealias Value = Post
-    typealias Item = Post
-    typealias ListRequest = String
-    typealias ListResponse = PageEnvelope<Post>
-    typealias DeleteRequest = Post
-    static let pagination = PageNumberPagination(pageSize: 50)
-    static func listEndpoint(for feed: String) -> Endpoint { RemoteFeed.listEndpoint(for: feed) }
-    static func updateEndpoint(for post: Post) -> Endpoint { RemoteFeed.updateEndpoint(for: post) }
-    static func deleteEndpoint(for post: Post) -> Endpoint { RemoteFeed.deleteEndpoint(for: post) }
+struct RemoteStampedFeed: RemoteFeedWithVersions {
     static func version(of post: Post) -> ItemVersion? { RemoteStampedPost.version(of: post) }
 }
 

@@ -4,17 +4,22 @@ import ResourceKitPersistence
 import ResourceKitTesting
 import Testing
 
-/// The feed of `RemoteFeed`, with each post's title as its version: a list that knows its items' versions.
-struct RemoteTitledFeed: Listable, Updatable, Deletable {
-    typealias Value = Post
-    typealias Item = Post
-    typealias ListRequest = String
-    typealias ListResponse = PageEnvelope<Post>
-    typealias DeleteRequest = Post
-    static let pagination = PageNumberPagination(pageSize: 50)
+/// The endpoints and pages of `RemoteFeed`, for a list type that differs from it only in its items' versions.
+protocol RemoteFeedWithVersions: Listable, Updatable, Deletable
+where
+    Value == Post, Item == Post, ListRequest == String, ListResponse == PageEnvelope<Post>, DeleteRequest == Post,
+    Pagination == PageNumberPagination
+{}
+
+extension RemoteFeedWithVersions {
+    static var pagination: PageNumberPagination { PageNumberPagination(pageSize: 50) }
     static func listEndpoint(for feed: String) -> Endpoint { RemoteFeed.listEndpoint(for: feed) }
     static func updateEndpoint(for post: Post) -> Endpoint { RemoteFeed.updateEndpoint(for: post) }
     static func deleteEndpoint(for post: Post) -> Endpoint { RemoteFeed.deleteEndpoint(for: post) }
+}
+
+/// The feed of `RemoteFeed`, with each post's title as its version: a list that knows its items' versions.
+struct RemoteTitledFeed: RemoteFeedWithVersions {
     static func version(of post: Post) -> ItemVersion? { ItemVersion(post.title) }
 }
 
