@@ -51,7 +51,7 @@ extension ListMachine {
     }
 }
 
-extension MachineHost {
+extension MachineHost where Self: EventSubject, Machine.State == ReportedState {
     func inspect(_ inspection: (Machine) -> MachineInspection) -> ObjectInspection {
         let (state, observers, machine) = storage.withLock {
             ($0.machine.state, $0.feed?.readerCount ?? 0, inspection($0.machine))

@@ -143,6 +143,12 @@ extension ListResource: MachineHost {
         link.afterNews?(self)
     }
 
+    @inlinable var watcher: ObjectEvents<ListResource, ListMachine<Item, Remote.Pagination.PageKey>> {
+        ObjectEvents(self)
+    }
+}
+
+extension ListResource: EventSubject {
     @usableFromInline var diagnosticsFeed: DiagnosticsFeed { session.feed }
 
     @inlinable var diagnosticSubject: DiagnosticSubject {

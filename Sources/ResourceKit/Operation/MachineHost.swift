@@ -38,21 +38,16 @@ public struct StateBuffering: Sendable, Hashable, CustomStringConvertible {
 /// so `state` stays readable.
 @usableFromInline protocol MachineHost: AnyObject, Sendable, Observable {
     associatedtype Machine: OperationMachine
+    /// Who else hears of the object's transitions: the session's request events (``ObjectEvents``).
+    associatedtype Watcher: TransitionWatcher where Watcher.Machine == Machine
     var storage: Locked<HostStorage<Machine>> { get }
     var registrar: ObservationRegistrar { get }
     /// Made once per object: forming a key path on a generic class instantiates it at run time.
     var stateKeyPath: any KeyPath<Self, Machine.State> & Sendable { get }
     /// Tells the store what the machine learnt about items; called outside the lock.
     func forward(_ news: Machine.News)
-    /// Where diagnostic events go: the session's feed.
-    var diagnosticsFeed: DiagnosticsFeed { get }
-    /// The object as diagnostics name it, as in `Resource<RemotePost> posts/42`.
-    var diagnosticLabel: String { get }
-    /// The object as events name it, made by its first event from ``diagnosticLabel`` (which takes a type name
-    /// and a key, and a list's request can be any value) and kept: read without a lock.
-    var diagnosticSubject: DiagnosticSubject { get }
-    /// A state's case, never its value.
-    static func diagnosticState(_ state: Machine.State) -> DiagnosticState
+    /// The object's watcher; cheap to make, asked for once per transition.
+    var watcher: Watcher { get }
 }
 
 extension MachineHost {
@@ -66,25 +61,24 @@ extension MachineHost {
 
     /// Applies one event to the machine; then tells Observation and delivers the change, outside the lock.
     @inlinable func transition<R>(_ event: (inout Machine) -> R) -> R {
-        // The logger's copy of a state change, handed to it after the lock: a logger may read this object.
-        var logged: DiagnosticEvent?
+        let watcher = self.watcher
+        // What the watcher hands on after the lock (a logger's copy of a state change: a logger may read this
+        // object, and under its lock it would wait for itself).
+        var handoff: Watcher.Handoff?
         let (result, changed, woken, news) = storage.withLock {
             storage -> (R, Bool, [StateReader<Machine.State>], Machine.News?) in
             let version = storage.machine.version
-            // The state before, as an event describes it (a few bytes), when someone listens.
-            let before = diagnosticsFeed.isActive ? Self.diagnosticState(storage.machine.state) : nil
+            // What the watcher compares the new state with (a few bytes), when it listens.
+            let mark = watcher.isActive ? watcher.mark(storage.machine.state) : nil
             let result = event(&storage.machine)
             let news = storage.machine.takeNews()
             guard storage.machine.version != version else { return (result, false, [], news) }
-            // Emitted under the lock, so events follow the object's transitions in order; the logger's copy is
-            // handed over after it.
-            if let before {
-                logged = emitStateChange(from: before, to: storage.machine.state, subject: diagnosticSubject)
-            }
+            // Under the lock, so the watcher records the object's transitions in their order.
+            if let mark { handoff = watcher.changed(from: mark, to: storage.machine.state) }
             guard let feed = storage.feed else { return (result, true, [], news) }
             return (result, true, feed.publish(storage.machine.state), news)
         }
-        if let logged { diagnosticsFeed.log(logged) }
+        if let handoff { watcher.handOff(handoff) }
         if changed { registrar.withMutation(of: self, keyPath: stateKeyPath) {} }
         if let feed = woken.first?.feed { feed.wake(woken) }
         // The store hears of it after this object's own observers, and before the caller goes on.
@@ -92,42 +86,6 @@ extension MachineHost {
         Changes.raise()
         return result
     }
-
-    // Specialized in the client like the transitions that call them (unspecialized, each event cost metadata
-    // lookups), but never inlined: an event in an async frame would grow every operation's task.
-    /// Returns the event for the logger, to hand it after the lock.
-    @inlinable @inline(never) func emitStateChange(
-        from before: DiagnosticState, to state: Machine.State, subject: DiagnosticSubject
-    ) -> DiagnosticEvent? {
-        var record = DiagnosticRecord(.stateChanged)
-        record.previousState = before
-        record.state = Self.diagnosticState(state)
-        return diagnosticsFeed.emitUnderLock(record, about: subject)
-    }
-
-    /// Tells the feed what a caller's ask did: answered from memory, or joined an operation in flight.
-    @inlinable @inline(never) func emitAsk(_ effects: Effects) {
-        let kind: DiagnosticEvent.Kind
-        if effects.starts.isEmpty, effects.resumes.isEmpty {
-            kind = .joined
-        } else if effects.starts.isEmpty, effects.resumes.count == 1, case .success = effects.resumes[0].result {
-            kind = .cacheHit
-        } else {
-            return
-        }
-        var record = DiagnosticRecord(kind)
-        if kind == .joined { record.count = machineWaitingCallerCount }
-        diagnosticsFeed.emit(record, about: diagnosticSubject)
-    }
-
-    @inlinable @inline(never) func emitFinished(callers: Int) {
-        var record = DiagnosticRecord(.operationFinished)
-        record.count = callers
-        diagnosticsFeed.emit(record, about: diagnosticSubject)
-    }
-
-    /// The label, as events and snapshots show it.
-    @inlinable var cachedLabel: String { diagnosticSubject.object ?? diagnosticLabel }
 
     /// Asks for an operation and waits for its answer.
     ///
@@ -149,7 +107,8 @@ extension MachineHost {
                     }
                     return ask(&machine, call, waiter)
                 }
-                if diagnosticsFeed.isActive { emitAsk(effects) }
+                let watcher = self.watcher
+                if watcher.isActive { watcher.asked(effects) }
                 run(effects)
             }
         } onCancel: {
@@ -173,7 +132,8 @@ extension MachineHost {
             }
             let result = await start.work(start.context)
             let effects = transition { $0.finish(start.operation, with: result) }
-            if diagnosticsFeed.isActive { emitFinished(callers: effects.resumes.count) }
+            let watcher = self.watcher
+            if watcher.isActive { watcher.finished(answering: effects.resumes.count) }
             run(effects)
         }
         let task: Task<Void, Never>

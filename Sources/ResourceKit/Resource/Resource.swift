@@ -126,6 +126,10 @@ extension Resource: MachineHost {
         link.afterNews?(self, news)
     }
 
+    @inlinable var watcher: ObjectEvents<Resource, ResourceMachine<Value>> { ObjectEvents(self) }
+}
+
+extension Resource: EventSubject {
     @inlinable var diagnosticsFeed: DiagnosticsFeed { session.feed }
 
     @inlinable var diagnosticSubject: DiagnosticSubject {

@@ -1,0 +1,70 @@
+/// A resource or a list, as the session's request events name it and describe its state.
+@usableFromInline protocol EventSubject: AnyObject, Sendable {
+    /// The state the object shows.
+    associatedtype ReportedState
+    /// Where the events go: the session's feed.
+    var diagnosticsFeed: DiagnosticsFeed { get }
+    /// The object as events name it, as in `Resource<RemotePost> posts/42`.
+    var diagnosticLabel: String { get }
+    /// The object as events name it, made by its first event from ``diagnosticLabel`` (which takes a type name
+    /// and a key, and a list's request can be any value) and kept: read without a lock.
+    var diagnosticSubject: DiagnosticSubject { get }
+    /// A state's case, never its value.
+    static func diagnosticState(_ state: ReportedState) -> DiagnosticState
+    /// How many callers wait for operations in flight.
+    var waitingCallerCount: Int { get }
+}
+
+extension EventSubject {
+    /// The label, as events and snapshots show it.
+    @inlinable var cachedLabel: String { diagnosticSubject.object ?? diagnosticLabel }
+}
+
+/// What an object's transitions tell the session's request events: `stateChanged`, `cacheHit`, `joined` and
+/// `operationFinished`.
+///
+/// Generic over the machine as well as the host, rather than reading the machine from the host's conformance:
+/// the compiler (6.3) recurses without end through `Host.Machine`.
+@usableFromInline struct ObjectEvents<Host: EventSubject, Machine: OperationMachine>: TransitionWatcher
+where Machine.State == Host.ReportedState {
+    @usableFromInline let host: Host
+
+    @inlinable init(_ host: Host) { self.host = host }
+
+    @inlinable var isActive: Bool { host.diagnosticsFeed.isActive }
+
+    @inlinable func mark(_ state: Machine.State) -> DiagnosticState { Host.diagnosticState(state) }
+
+    // Specialized in the client like the transitions that call them (unspecialized, each event cost metadata
+    // lookups), but never inlined: an event in an async frame would grow every operation's task.
+    /// Emits the change to the listeners now, in the object's order, and returns the logger's copy.
+    @inlinable @inline(never) func changed(from before: DiagnosticState, to state: Machine.State) -> DiagnosticEvent? {
+        var record = DiagnosticRecord(.stateChanged)
+        record.previousState = before
+        record.state = Host.diagnosticState(state)
+        return host.diagnosticsFeed.emitUnderLock(record, about: host.diagnosticSubject)
+    }
+
+    @inlinable func handOff(_ event: DiagnosticEvent) { host.diagnosticsFeed.log(event) }
+
+    /// Tells the feed what a caller's ask did: answered from memory, or joined an operation in flight.
+    @inlinable @inline(never) func asked(_ effects: Machine.Effects) {
+        let kind: DiagnosticEvent.Kind
+        if effects.starts.isEmpty, effects.resumes.isEmpty {
+            kind = .joined
+        } else if effects.starts.isEmpty, effects.resumes.count == 1, case .success = effects.resumes[0].result {
+            kind = .cacheHit
+        } else {
+            return
+        }
+        var record = DiagnosticRecord(kind)
+        if kind == .joined { record.count = host.waitingCallerCount }
+        host.diagnosticsFeed.emit(record, about: host.diagnosticSubject)
+    }
+
+    @inlinable @inline(never) func finished(answering callers: Int) {
+        var record = DiagnosticRecord(.operationFinished)
+        record.count = callers
+        host.diagnosticsFeed.emit(record, about: host.diagnosticSubject)
+    }
+}
