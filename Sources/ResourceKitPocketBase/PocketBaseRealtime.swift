@@ -31,6 +31,11 @@ public import ResourceKitEventStream
 ///   versions (`RemoteResource/version(of:)`; return PocketBase's `updated` field) of the type, or of another
 ///   type of the same value the store knows. An event whose
 ///   record does not decode as the type's value is skipped.
+/// - Status: `onStatus` is told, in order, on a task of the source's own: `opened` when a connection has its
+///   client id and its subscriptions landed (with `onOpen`); `closed`, once, for each connection that opened
+///   (with the `404` of a lost client, or the stream's error); `reconnecting` with the wait before the next
+///   attempt (zero after a first lost client); and last, before `run` returns, `finished` with the error `run`
+///   throws, or none when the server ended the stream.
 /// - Gaps: PocketBase does not replay what a client missed, so after each reconnection (once the new
 ///   subscriptions are posted) the store revalidates, once, the observed holders of every followed type.
 public struct PocketBaseRealtime: LiveSource {
@@ -38,6 +43,7 @@ public struct PocketBaseRealtime: LiveSource {
     let path: String
     let reconnect: ReconnectPolicy
     let onOpen: (@Sendable (Int) -> Void)?
+    let onStatus: (@Sendable (EventStreamStatus) -> Void)?
     var followed: [Followed] = []
 
     /// Creates the source.
@@ -47,15 +53,18 @@ public struct PocketBaseRealtime: LiveSource {
     ///   - path: The realtime endpoint's path under the base URL.
     ///   - reconnect: When to connect again after a lost connection.
     ///   - onOpen: Called each time a connection has its client id and subscriptions, with its number (1 for
-    ///     the first); for status displays and tests.
+    ///     the first); for tests.
+    ///   - onStatus: Called with each change of the connection, in order, on a task of the source's own: what an
+    ///     app shows of it ("live", "reconnecting in 5 s", "offline"). See the type's "Status".
     public init(
         session: NetworkSession, path: String = "realtime", reconnect: ReconnectPolicy = .standard,
-        onOpen: (@Sendable (Int) -> Void)? = nil
+        onOpen: (@Sendable (Int) -> Void)? = nil, onStatus: (@Sendable (EventStreamStatus) -> Void)? = nil
     ) {
         self.session = session
         self.path = path
         self.reconnect = reconnect
         self.onOpen = onOpen
+        self.onStatus = onStatus
     }
 
     /// The source, also following `collection`, whose records are `Remote`'s values.
@@ -95,7 +104,16 @@ public struct PocketBaseRealtime: LiveSource {
     ///   subscription post's refusal (a `4xx` other than 404, 408 and 429); or the `404` of a lost client when
     ///   the client is lost `ReconnectPolicy/maximumAttempts` times in a row before a connection opens.
     public func run(in store: ResourceStore) async throws(NetworkError) {
-        let connection = Connection()
+        // Statuses are decided under the connection's lock, from whichever task learns of them, and told in that
+        // order by one task, never under a lock.
+        var delivery: Task<Void, Never>?
+        var statuses: AsyncStream<EventStreamStatus>.Continuation?
+        if let onStatus {
+            let (stream, continuation) = AsyncStream.makeStream(of: EventStreamStatus.self)
+            statuses = continuation
+            delivery = Task { for await status in stream { onStatus(status) } }
+        }
+        let connection = Connection(statuses: statuses)
         let (signals, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let result: Result<Void, NetworkError> = await withTaskGroup(of: Result<Void, NetworkError>?.self) { group in
             group.addTask {
@@ -133,6 +151,12 @@ public struct PocketBaseRealtime: LiveSource {
             signal.finish()
             return first ?? .failure(.cancelled)
         }
+        if case .failure(let error) = result {
+            connection.finish(error)
+        } else {
+            connection.finish(nil)
+        }
+        await delivery?.value
         try result.get()
     }
 
@@ -161,9 +185,11 @@ public struct PocketBaseRealtime: LiveSource {
             // The client the server forgot: its stream is dropped, and a new one gets a new client id.
             lostInARow = connection.wasOpenedSinceLost ? 1 : lostInARow + 1
             guard reconnect.allowsAttempt(afterFailures: lostInARow) else { throw lost }
+            let wait =
+                lostInARow > 1 ? reconnect.wait(afterFailures: lostInARow - 1, base: reconnect.initialDelay) : .zero
+            connection.reconnecting(after: wait, failures: lostInARow, error: lost)
             if lostInARow > 1 {
                 let timeline = session.timeline
-                let wait = reconnect.wait(afterFailures: lostInARow - 1, base: reconnect.initialDelay)
                 do { try await timeline.sleep(until: timeline.now + wait) } catch { throw .cancelled }
             }
         }
@@ -176,7 +202,9 @@ public struct PocketBaseRealtime: LiveSource {
     ) async throws(NetworkError) {
         let decoder = session.decoder
         let collections = Dictionary(followed.map { ($0.collection, $0) }, uniquingKeysWith: { first, _ in first })
-        for try await event in session.events(Endpoint(.get, path), reconnect: reconnect) {
+        let relay: (@Sendable (EventStreamStatus) -> Void)? =
+            onStatus == nil ? nil : { @Sendable status in connection.relay(status) }
+        for try await event in session.events(Endpoint(.get, path), reconnect: reconnect, onStatus: relay) {
             if event.type == "PB_CONNECT" {
                 struct Connect: Decodable { var clientId: String }
                 guard let connect = try? decoder.decode(Connect.self, from: Data(event.data.utf8)) else { continue }
@@ -269,9 +297,67 @@ public struct PocketBaseRealtime: LiveSource {
             var lost: NetworkError?
             /// Whether a connection opened (its subscriptions landed) since the last lost client.
             var openedSinceLost = false
+            /// The connection told `opened` and not yet `closed`.
+            var shownOpen: Int?
+            /// The number of the last connection whose stream closed before it opened.
+            var closedBeforeOpen = 0
         }
 
         let state = Locked(State())
+        /// Where statuses go, when someone asked for them.
+        let statuses: AsyncStream<EventStreamStatus>.Continuation?
+
+        init(statuses: AsyncStream<EventStreamStatus>.Continuation?) { self.statuses = statuses }
+
+        /// The event stream's status, as the source's: its `closed` for a connection told open, and its
+        /// `reconnecting`. Its `opened` comes before the subscriptions land, so the source tells its own, and
+        /// its `finished` too. A stream dropped for a lost client tells nothing more: the source says why.
+        func relay(_ status: EventStreamStatus) {
+            guard let statuses else { return }
+            state.withLock { state in
+                guard state.lost == nil else { return }
+                switch status.kind {
+                case .closed:
+                    guard let open = state.shownOpen else {
+                        state.closedBeforeOpen = state.connections
+                        return
+                    }
+                    state.shownOpen = nil
+                    statuses.yield(EventStreamStatus(kind: .closed, connection: open, error: status.error))
+                case .reconnecting:
+                    statuses.yield(
+                        EventStreamStatus(
+                            kind: .reconnecting, connection: state.announced, delay: status.delay,
+                            failures: status.failures, error: status.error))
+                default:
+                    break
+                }
+            }
+        }
+
+        /// The source connects again after a lost client, in `wait`.
+        func reconnecting(after wait: Duration, failures: Int, error: NetworkError) {
+            guard let statuses else { return }
+            state.withLock { state in
+                _ = statuses.yield(
+                    EventStreamStatus(
+                        kind: .reconnecting, connection: state.announced, delay: wait, failures: failures, error: error)
+                )
+            }
+        }
+
+        /// The source stopped: with `error`, or `nil` when the server ended the stream.
+        func finish(_ error: NetworkError?) {
+            guard let statuses else { return }
+            state.withLock { state in
+                if let open = state.shownOpen {
+                    state.shownOpen = nil
+                    statuses.yield(EventStreamStatus(kind: .closed, connection: open, error: error))
+                }
+                statuses.yield(EventStreamStatus(kind: .finished, connection: state.announced, error: error))
+            }
+            statuses.finish()
+        }
 
         func reading(_ task: Task<Result<Void, NetworkError>, Never>) {
             let cancel = state.withLock { state in
@@ -286,6 +372,10 @@ public struct PocketBaseRealtime: LiveSource {
         func lost(_ clientID: String, _ error: NetworkError) {
             let reader = state.withLock { state -> Task<Result<Void, NetworkError>, Never>? in
                 guard state.clientID == clientID, state.lost == nil else { return nil }
+                if let open = state.shownOpen {
+                    state.shownOpen = nil
+                    statuses?.yield(EventStreamStatus(kind: .closed, connection: open, error: error))
+                }
                 state.lost = error
                 state.clientID = nil
                 return state.reader
@@ -345,6 +435,10 @@ public struct PocketBaseRealtime: LiveSource {
                 guard state.clientID == clientID, state.announced < number else { return false }
                 state.announced = number
                 state.openedSinceLost = true
+                if let statuses, state.closedBeforeOpen != number {
+                    state.shownOpen = number
+                    statuses.yield(EventStreamStatus(kind: .opened, connection: number))
+                }
                 return true
             }
         }

@@ -5,6 +5,7 @@
 import Foundation
 import ResourceKit
 import ResourceKitEventStream
+import ResourceKitPocketBase
 
 #if canImport(Network)
 import Network
@@ -36,4 +37,17 @@ func followTheScores(session: NetworkSession, show: @escaping @Sendable (String)
         }
     })
     for try await event in events { print(event.data) }
+}
+
+func goLive(store: ResourceStore, api: NetworkSession, show: @escaping @Sendable (String) -> Void) -> Task<Void, any Error> {
+    let realtime = PocketBaseRealtime(session: api, onStatus: { status in
+        switch status.kind {
+        case .opened: show("live")
+        case .reconnecting: show("reconnecting in \(status.delay ?? .zero)")
+        case .finished: show("offline")
+        default: break
+        }
+    })
+    .following(RemotePost.self, collection: "posts")
+    return Task { try await realtime.run(in: store) }
 }

@@ -318,4 +318,111 @@ import Testing
         #expect(posts.map(\.0) == ["c1", "c2", "c3"])
         extendLifetime(feed)
     }
+
+    /// A status as one comparable line: kind, connection, and the wait, failures and error code when present.
+    static func line(_ status: EventStreamStatus) -> String {
+        var parts = ["\(status.kind) \(status.connection)"]
+        if let delay = status.delay { parts.append("in \(delay)") }
+        if status.failures > 0 { parts.append("failures \(status.failures)") }
+        if let error = status.error { parts.append(error.statusCode.map { "status \($0)" } ?? "\(error.code)") }
+        return parts.joined(separator: ", ")
+    }
+
+    /// The statuses of a source that opens, loses its connection, waits, opens again and is cancelled: each
+    /// connection is `opened` once its subscriptions land and `closed` once, the wait is told before it, and
+    /// the end comes last, before `run` returns.
+    @Test func statusesTellEachConnectionTheWaitBeforeTheNextAndTheEnd() async throws {
+        let store = ResourceStore(session: session)
+        let post = store.resource(RemotePost.self, id: "42")
+        let statuses = Watched<[String]>([])
+        let realtime = PocketBaseRealtime(
+            session: session, reconnect: ReconnectPolicy(initialDelay: .seconds(1), jitter: .none),
+            onStatus: { status in statuses.withLock { $0.append(Self.line(status)) } }
+        ).following(RemotePost.self, collection: "posts")
+        let live = Task { try await realtime.run(in: store) }
+        try await connect("c1")
+        try await waitUntil("opened 1") { statuses.value == ["opened 1"] }
+        // The server ends the stream: the connection closes, and the next waits 1 s.
+        writers.withLock { $0[0] }.finish()
+        try await waitUntil("a wait") { statuses.value.count == 3 }
+        try await clock.waitForSleepers(timeout: .seconds(10)) { $0.contains(.seconds(1)) }
+        clock.advance(by: .seconds(1))
+        try await connect("c2", on: 1)
+        try await waitUntil("opened 2") { statuses.value.count == 4 }
+        live.cancel()
+        await #expect(throws: NetworkError.self) { try await live.value }
+        #expect(
+            statuses.value == [
+                "opened 1", "closed 1", "reconnecting 1, in 1.0 seconds", "opened 2", "closed 2, cancelled",
+                "finished 2, cancelled",
+            ])
+        extendLifetime(post)
+    }
+
+    /// A client the server forgets after its connection opened: that connection is closed with the `404`, the
+    /// source says it connects again at once, and the new connection opens. A source that loses every client
+    /// says each wait, then ends with the `404`; no connection of it ever opened.
+    @Test func aLostClientClosesItsConnectionAndEachNewAttemptIsTold() async throws {
+        // c1's first post lands, its second is answered 404; every other post lands.
+        let c1Posts = Locked(0)
+        stub.stub(.post, "/api/realtime") { request in
+            struct Body: Decodable { var clientId: String }
+            let body = request.httpBody.flatMap { try? JSONDecoder().decode(Body.self, from: $0) }
+            let lost =
+                body?.clientId == "c1"
+                && c1Posts.withLock { count in
+                    count += 1
+                    return count > 1
+                }
+            return HTTPResponse(statusCode: lost ? 404 : 204, url: request.url)
+        }
+        let store = ResourceStore(session: session)
+        let post = store.resource(RemotePost.self, id: "42")
+        let statuses = Watched<[String]>([])
+        let realtime = PocketBaseRealtime(
+            session: session, reconnect: ReconnectPolicy(initialDelay: .seconds(1), jitter: .none),
+            onStatus: { status in statuses.withLock { $0.append(Self.line(status)) } }
+        ).following(RemotePost.self, collection: "posts")
+        let live = Task { try await realtime.run(in: store) }
+        defer { live.cancel() }
+        try await connect("c1")
+        try await waitUntil("opened 1") { statuses.value == ["opened 1"] }
+        // A new holder makes the source post again, for c1: the server has forgotten it.
+        let feed = store.list(RemoteFeed.self, request: "latest")
+        try await connect("c2", on: 1)
+        try await waitUntil("opened 2") { statuses.value.last == "opened 2" }
+        #expect(
+            statuses.value == [
+                "opened 1", "closed 1, status 404", "reconnecting 1, in 0.0 seconds, failures 1, status 404",
+                "opened 2",
+            ])
+        extendLifetime((post, feed))
+    }
+
+    @Test func aSourceThatLosesEveryClientTellsEachWaitThenItsEnd() async throws {
+        stub.stub(
+            .post, "/api/realtime", status: 404,
+            json: #"{"status":404,"message":"Missing or invalid client id.","data":{}}"#)
+        let store = ResourceStore(session: session)
+        let feed = store.list(RemoteFeed.self, request: "latest")
+        let statuses = Watched<[String]>([])
+        let realtime = PocketBaseRealtime(
+            session: session, reconnect: ReconnectPolicy(initialDelay: .seconds(1), jitter: .none, maximumAttempts: 3),
+            onStatus: { status in statuses.withLock { $0.append(Self.line(status)) } }
+        ).following(RemotePost.self, collection: "posts")
+        let live = Task { try await realtime.run(in: store) }
+        try await connect("c1")
+        try await connect("c2", on: 1)
+        try await clock.waitForSleepers(timeout: .seconds(10)) { $0.contains(.seconds(1)) }
+        clock.advance(by: .seconds(1))
+        try await connect("c3", on: 2)
+        await #expect(throws: NetworkError.self) { try await live.value }
+        #expect(
+            statuses.value == [
+                "reconnecting 0, in 0.0 seconds, failures 1, status 404",
+                "reconnecting 0, in 1.0 seconds, failures 2, status 404",
+                "finished 0, status 404",
+            ])
+        extendLifetime(feed)
+    }
 }
