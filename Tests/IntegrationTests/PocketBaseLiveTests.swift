@@ -93,12 +93,16 @@ struct PocketBaseLiveTests {
         return (store, realtime)
     }
 
-    func source(_ session: NetworkSession, opened: AsyncStream<Int>.Continuation) -> PocketBaseRealtime {
+    func source(
+        _ session: NetworkSession, opened: AsyncStream<Int>.Continuation,
+        statuses: Locked<[EventStreamStatus]> = Locked([])
+    ) -> PocketBaseRealtime {
         PocketBaseRealtime(
             session: session,
             reconnect: ReconnectPolicy(
                 initialDelay: .milliseconds(100), maximumDelay: .milliseconds(400), jitter: .none),
-            onOpen: { opened.yield($0) }
+            onOpen: { opened.yield($0) },
+            onStatus: { status in statuses.withLock { $0.append(status) } }
         )
         .following(RemotePBPost.self, collection: "posts")
         .following(RemoteSecret.self, collection: "secrets")
@@ -171,7 +175,8 @@ struct PocketBaseLiveTests {
         let hiddenStates = hidden.recordStates()
 
         let (opened, open) = AsyncStream.makeStream(of: Int.self)
-        let live = Task { try await source(realtimeSession, opened: open).run(in: store) }
+        let statuses = Locked<[EventStreamStatus]>([])
+        let live = Task { try await source(realtimeSession, opened: open, statuses: statuses).run(in: store) }
         defer { live.cancel() }
         var openings = opened.makeAsyncIterator()
         #expect(await openings.next() == 1)
@@ -240,7 +245,8 @@ struct PocketBaseLiveTests {
         let feedStates = feed.recordStates()
 
         let (opened, open) = AsyncStream.makeStream(of: Int.self)
-        let live = Task { try await source(realtimeSession, opened: open).run(in: store) }
+        let statuses = Locked<[EventStreamStatus]>([])
+        let live = Task { try await source(realtimeSession, opened: open, statuses: statuses).run(in: store) }
         defer { live.cancel() }
         var openings = opened.makeAsyncIterator()
         #expect(await openings.next() == 1)
@@ -268,6 +274,20 @@ struct PocketBaseLiveTests {
         try await feedStates.wait(timeout: .seconds(10)) { $0.last?.items.first?.title == "after" }
         #expect(counter.value == readsBefore + 2)
         try await cleanUp(a)
+
+        // What an app showed meanwhile: live, the cut connection closed, one wait or more while
+        // the proxy refused, live again; then, cancelled, the end.
+        live.cancel()
+        _ = try? await live.value
+        let told = statuses.withLock { $0 }
+        #expect(told.first?.kind == .opened && told.first?.connection == 1)
+        #expect(told.dropFirst().first?.kind == .closed && told.dropFirst().first?.connection == 1)
+        let waits = told.dropFirst(2).prefix { $0.kind == .reconnecting }
+        #expect(!waits.isEmpty)
+        #expect(
+            told.dropFirst(2 + waits.count).map { "\($0.kind) \($0.connection) \($0.error?.code.name ?? "-")" } == [
+                "opened 2 -", "closed 2 cancelled", "finished 2 cancelled",
+            ], "\(told)")
     }
 
     @Test func whatNobodyHoldsIsUnsubscribedAsTheServerLogs() async throws {
