@@ -1,0 +1,42 @@
+import Foundation
+import ResourceKit
+import Testing
+
+/// An event's kind and a log level are written as their names, the stable part a log file or a devtool keeps,
+/// and read back from them; a name this release does not know fails to decode rather than becoming another.
+@Suite struct EventCodingTests {
+    static let kinds: [DiagnosticEvent.Kind] = [
+        .requestStarted, .requestFinished, .retry, .credentialRefresh, .stateChanged, .cacheHit, .joined,
+        .operationFinished, .storeNews, .redirect, .requestFailed,
+    ]
+
+    @Test func everyKindIsWrittenAsItsNameAndReadBack() throws {
+        let names = Self.kinds.map(\.name)
+        #expect(Set(names).count == Self.kinds.count)
+        let data = try JSONEncoder().encode(Self.kinds)
+        #expect(try JSONDecoder().decode([String].self, from: data) == names)
+        #expect(try JSONDecoder().decode([DiagnosticEvent.Kind].self, from: data) == Self.kinds)
+        #expect(
+            String(decoding: try JSONEncoder().encode([DiagnosticEvent.Kind.stateChanged]), as: UTF8.self)
+                == #"["stateChanged"]"#)
+    }
+
+    @Test func everyLevelIsWrittenAsItsNameAndReadBack() throws {
+        let levels: [LogLevel] = [.debug, .info, .error]
+        let data = try JSONEncoder().encode(levels)
+        #expect(String(decoding: data, as: UTF8.self) == #"["debug","info","error"]"#)
+        #expect(try JSONDecoder().decode([LogLevel].self, from: data) == levels)
+    }
+
+    @Test(arguments: [#"["kind11"]"#, #"["StateChanged"]"#, #"[""]"#, #"[4]"#])
+    func anUnknownKindFailsToDecode(_ json: String) {
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode([DiagnosticEvent.Kind].self, from: Data(json.utf8))
+        }
+    }
+
+    @Test(arguments: [#"["warning"]"#, #"["level 3"]"#, #"["Debug"]"#, #"[0]"#])
+    func anUnknownLevelFailsToDecode(_ json: String) {
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode([LogLevel].self, from: Data(json.utf8)) }
+    }
+}
