@@ -425,4 +425,45 @@ import Testing
             ])
         extendLifetime(feed)
     }
+
+    /// A connection whose stream closes before its subscriptions land was never live: it is told neither
+    /// `opened` nor `closed`, only the wait before the next connection, which opens as usual. (`onOpen` still
+    /// counts it, as it always did.)
+    @Test func aConnectionThatClosesBeforeItsSubscriptionsLandIsNeverToldOpen() async throws {
+        let postArrived = AsyncLatch()
+        let release = AsyncLatch()
+        stub.stub(.post, "/api/realtime") { request in
+            struct Body: Decodable { var clientId: String }
+            let body = request.httpBody.flatMap { try? JSONDecoder().decode(Body.self, from: $0) }
+            if body?.clientId == "c1" {
+                postArrived.open()
+                try await release.wait()
+            }
+            return HTTPResponse(statusCode: 204, url: request.url)
+        }
+        let store = ResourceStore(session: session)
+        let post = store.resource(RemotePost.self, id: "42")
+        let statuses = Watched<[String]>([])
+        let opened = Watched<[Int]>([])
+        let realtime = PocketBaseRealtime(
+            session: session, reconnect: ReconnectPolicy(initialDelay: .seconds(1), jitter: .none),
+            onOpen: { number in opened.withLock { $0.append(number) } },
+            onStatus: { status in statuses.withLock { $0.append(Self.line(status)) } }
+        ).following(RemotePost.self, collection: "posts")
+        let live = Task { try await realtime.run(in: store) }
+        defer { live.cancel() }
+        try await connect("c1")
+        try await postArrived.wait()
+        writers.withLock { $0[0] }.finish()
+        try await waitUntil("a wait") { !statuses.value.isEmpty }
+        release.open()
+        try await waitUntil("onOpen 1") { opened.value == [1] }
+        try await clock.waitForSleepers(timeout: .seconds(10)) { $0.contains(.seconds(1)) }
+        clock.advance(by: .seconds(1))
+        try await connect("c2", on: 1)
+        try await waitUntil("opened 2") { statuses.value.last == "opened 2" }
+        #expect(statuses.value == ["reconnecting 0, in 1.0 seconds", "opened 2"])
+        #expect(opened.value == [1, 2])
+        extendLifetime(post)
+    }
 }
