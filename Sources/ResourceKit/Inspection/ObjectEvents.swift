@@ -33,6 +33,9 @@ where Machine.State == Host.ReportedState {
 
     @inlinable var isActive: Bool { host.diagnosticsFeed.isActive }
 
+    /// Makes the subject, once: a list's label describes its request, with the app's code.
+    @inlinable func prepare() { _ = host.diagnosticSubject }
+
     @inlinable func mark(_ state: Machine.State) -> DiagnosticState { Host.diagnosticState(state) }
 
     // Specialized in the client like the transitions that call them (unspecialized, each event cost metadata

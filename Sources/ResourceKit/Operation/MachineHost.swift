@@ -62,6 +62,10 @@ extension MachineHost {
     /// Applies one event to the machine; then tells Observation and delivers the change, outside the lock.
     @inlinable func transition<R>(_ event: (inout Machine) -> R) -> R {
         let watcher = self.watcher
+        // Asked before the lock, so that a watcher that listens makes what it names the object with there: a
+        // list's name runs its request's `description`, the app's code, which may read the list.
+        let watching = watcher.isActive
+        if watching { watcher.prepare() }
         // What the watcher hands on after the lock (a logger's copy of a state change: a logger may read this
         // object, and under its lock it would wait for itself).
         var handoff: Watcher.Handoff?
@@ -69,7 +73,7 @@ extension MachineHost {
             storage -> (R, Bool, [StateReader<Machine.State>], Machine.News?) in
             let version = storage.machine.version
             // What the watcher compares the new state with (a few bytes), when it listens.
-            let mark = watcher.isActive ? watcher.mark(storage.machine.state) : nil
+            let mark = watching ? watcher.mark(storage.machine.state) : nil
             let result = event(&storage.machine)
             let news = storage.machine.takeNews()
             guard storage.machine.version != version else { return (result, false, [], news) }

@@ -2,9 +2,10 @@
 /// and the store (``MachineHost/forward(_:)``): the extension point through which request events watch
 /// resources and lists, so that the host and its machine hold nothing of them.
 ///
-/// A transition asks ``isActive`` once. When the watcher listens, it notes the state before the event
-/// (``mark(_:)``) and is told of a change (``changed(from:to:)``) in the same critical section, so it records
-/// the object's changes in their order; that part runs no code of anyone else's. What may (a logger) it returns,
+/// A transition asks ``isActive`` once, before the object's lock. When the watcher listens, it readies what it
+/// needs (``prepare()``), still before the lock, then notes the state before the event (``mark(_:)``) and is
+/// told of a change (``changed(from:to:)``) in the same critical section, so it records the object's changes in
+/// their order; that part runs no code of anyone else's. What may (a logger) it returns,
 /// and the host hands it over after the lock (``handOff(_:)``). What a caller's ask did and what an operation
 /// answered come after the lock too.
 @usableFromInline protocol TransitionWatcher: Sendable {
@@ -16,6 +17,9 @@
 
     /// Whether it listens now; when it does not, a transition asks nothing else of it.
     var isActive: Bool { get }
+    /// Before the object's lock, when it listens: makes what ``changed(from:to:)`` needs and must not make under
+    /// the lock, such as a name made by an app's `description`.
+    func prepare()
     /// Under the object's lock, before an event.
     /// - Parameter state: The state before the event.
     /// - Returns: What to compare the state after it with.

@@ -393,4 +393,37 @@ func eventsUntilMarker(
         #expect(changes.first?[0] == "available, 3 items")
         #expect(changes.last?[1] == "available, 3 items")
     }
+
+    /// A list's events name it by its request's `description`, which is the app's code and may read the list. It
+    /// is made before the list's lock is taken, so the first event (a state change, recorded under that lock)
+    /// does not wait for the lock its own transition holds.
+    @Test func aRequestWhoseDescriptionReadsItsListIsNamedOutsideTheListsLock() async throws {
+        let (store, _) = try makeStore()
+        let events = store.session.diagnostics()
+        let query = SelfDescribingQuery()
+        let list = ListResource<RemoteSelfDescribingFeed>(session: store.session, request: query)
+        query.box.withLock { $0 = list }
+        try await list.refresh()
+        let changes = await eventsUntilMarker(events, session: store.session).filter { $0.hasPrefix("stateChanged") }
+        #expect(
+            changes == [
+                "stateChanged | ListResource<RemoteSelfDescribingFeed> a list of 0 | idle, 0 items → loading, 0 items",
+                "stateChanged | ListResource<RemoteSelfDescribingFeed> a list of 0 | loading, 0 items → available, 3 items",
+            ])
+    }
+}
+
+/// A list request whose `description` reads the list it selects.
+struct SelfDescribingQuery: Sendable, CustomStringConvertible {
+    let box = Locked<ListResource<RemoteSelfDescribingFeed>?>(nil)
+    var description: String { "a list of \(box.withLock { $0 }?.items.count ?? -1)" }
+}
+
+struct RemoteSelfDescribingFeed: Listable {
+    typealias Value = Post
+    typealias Item = Post
+    typealias ListRequest = SelfDescribingQuery
+    typealias ListResponse = PageEnvelope<Post>
+    static let pagination = PageNumberPagination(pageSize: 50)
+    static func listEndpoint(for query: SelfDescribingQuery) -> Endpoint { Endpoint(.get, "posts") }
 }
