@@ -31,11 +31,19 @@ public import ResourceKitEventStream
 ///   versions (`RemoteResource/version(of:)`; return PocketBase's `updated` field) of the type, or of another
 ///   type of the same value the store knows. An event whose
 ///   record does not decode as the type's value is skipped.
-/// - Status: `onStatus` is told, in order, on a task of the source's own: `opened` when a connection has its
-///   client id and its subscriptions landed (with `onOpen`); `closed`, once, for each connection that opened
-///   (with the `404` of a lost client, or the stream's error); `reconnecting` with the wait before the next
-///   attempt (zero after a first lost client); and last, before `run` returns, `finished` with the error `run`
-///   throws, or none when the server ended the stream.
+/// - Status: `onStatus` is told, in order, on a task of the source's own:
+///   - `opened` when a connection has its client id and its subscriptions landed, numbered from 1 among the
+///     connections told open (a connection whose stream ends before its subscriptions land is never told open,
+///     though `onOpen`, which counts client ids, counts it);
+///   - `closed`, once, for each connection told open, with what ended it: the stream's error (`nil` for an end
+///     of its body), the `404` of a client the server forgot, or what stopped the source;
+///   - `reconnecting` with the wait before the next attempt and what made it; its `failures` counts the lost
+///     clients in a row after a lost client (the first wait is zero), or else the stream's failed attempts in
+///     a row since the source's last new stream;
+///   - last, before `run` returns, `finished` with the error `run` throws, or with none when `run` returns (the
+///     server ended the stream with a `204`).
+///
+///   `reconnecting` and `finished` carry the number of connections told open so far.
 /// - Gaps: PocketBase does not replay what a client missed, so after each reconnection (once the new
 ///   subscriptions are posted) the store revalidates, once, the observed holders of every followed type.
 public struct PocketBaseRealtime: LiveSource {
@@ -52,8 +60,8 @@ public struct PocketBaseRealtime: LiveSource {
     ///     arrives; its base URL is PocketBase's `/api`.
     ///   - path: The realtime endpoint's path under the base URL.
     ///   - reconnect: When to connect again after a lost connection.
-    ///   - onOpen: Called each time a connection has its client id and subscriptions, with its number (1 for
-    ///     the first); for tests.
+    ///   - onOpen: Called each time a connection has its client id and subscriptions, with its number among
+    ///     the client ids the server gave (1 for the first); for tests.
     ///   - onStatus: Called with each change of the connection, in order, on a task of the source's own: what an
     ///     app shows of it ("live", "reconnecting in 5 s", "offline"). See the type's "Status".
     public init(
@@ -97,7 +105,8 @@ public struct PocketBaseRealtime: LiveSource {
         return copy
     }
 
-    /// Runs the source until the calling task is cancelled.
+    /// Runs the source until the calling task is cancelled, or until the server ends the stream: a `204`, or
+    /// connections that keep ending before any event until `ReconnectPolicy/maximumAttempts` (then it returns).
     /// - Parameter store: The store whose holders show the changes.
     /// - Throws: `NetworkError/cancelled` once cancelled; the stream's error when it cannot reconnect (a
     ///   status other than those it retries, or `ReconnectPolicy/maximumAttempts` failed attempts); a
@@ -147,6 +156,8 @@ public struct PocketBaseRealtime: LiveSource {
                 }
             }
             let first = await group.next() ?? nil
+            // What the cancelled tasks tell on their way out is not what ended the source.
+            connection.stopRelaying()
             group.cancelAll()
             signal.finish()
             return first ?? .failure(.cancelled)
@@ -299,6 +310,10 @@ public struct PocketBaseRealtime: LiveSource {
             var openedSinceLost = false
             /// The connection told `opened` and not yet `closed`.
             var shownOpen: Int?
+            /// How many connections were told `opened`.
+            var toldOpen = 0
+            /// Whether the source is stopping: the stream's statuses are no longer relayed.
+            var isStopping = false
             /// The number of the last connection whose stream closed before it opened.
             var closedBeforeOpen = 0
         }
@@ -315,7 +330,7 @@ public struct PocketBaseRealtime: LiveSource {
         func relay(_ status: EventStreamStatus) {
             guard let statuses else { return }
             state.withLock { state in
-                guard state.lost == nil else { return }
+                guard state.lost == nil, !state.isStopping else { return }
                 switch status.kind {
                 case .closed:
                     guard let open = state.shownOpen else {
@@ -327,7 +342,7 @@ public struct PocketBaseRealtime: LiveSource {
                 case .reconnecting:
                     statuses.yield(
                         EventStreamStatus(
-                            kind: .reconnecting, connection: state.announced, delay: status.delay,
+                            kind: .reconnecting, connection: state.toldOpen, delay: status.delay,
                             failures: status.failures, error: status.error))
                 default:
                     break
@@ -341,9 +356,15 @@ public struct PocketBaseRealtime: LiveSource {
             state.withLock { state in
                 _ = statuses.yield(
                     EventStreamStatus(
-                        kind: .reconnecting, connection: state.announced, delay: wait, failures: failures, error: error)
+                        kind: .reconnecting, connection: state.toldOpen, delay: wait, failures: failures, error: error)
                 )
             }
+        }
+
+        /// The source is stopping: what its tasks tell while they are cancelled is not relayed, and ``finish(_:)``
+        /// closes the open connection with what stopped the source.
+        func stopRelaying() {
+            state.withLock { $0.isStopping = true }
         }
 
         /// The source stopped: with `error`, or `nil` when the server ended the stream.
@@ -354,7 +375,7 @@ public struct PocketBaseRealtime: LiveSource {
                     state.shownOpen = nil
                     statuses.yield(EventStreamStatus(kind: .closed, connection: open, error: error))
                 }
-                statuses.yield(EventStreamStatus(kind: .finished, connection: state.announced, error: error))
+                statuses.yield(EventStreamStatus(kind: .finished, connection: state.toldOpen, error: error))
             }
             statuses.finish()
         }
@@ -436,8 +457,9 @@ public struct PocketBaseRealtime: LiveSource {
                 state.announced = number
                 state.openedSinceLost = true
                 if let statuses, state.closedBeforeOpen != number {
-                    state.shownOpen = number
-                    statuses.yield(EventStreamStatus(kind: .opened, connection: number))
+                    state.toldOpen += 1
+                    state.shownOpen = state.toldOpen
+                    statuses.yield(EventStreamStatus(kind: .opened, connection: state.toldOpen))
                 }
                 return true
             }

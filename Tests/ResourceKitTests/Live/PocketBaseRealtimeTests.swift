@@ -427,8 +427,8 @@ import Testing
     }
 
     /// A connection whose stream closes before its subscriptions land was never live: it is told neither
-    /// `opened` nor `closed`, only the wait before the next connection, which opens as usual. (`onOpen` still
-    /// counts it, as it always did.)
+    /// `opened` nor `closed`, only the wait before the next connection, which opens as the first. (`onOpen`
+    /// still counts it, as it always did.)
     @Test func aConnectionThatClosesBeforeItsSubscriptionsLandIsNeverToldOpen() async throws {
         let postArrived = AsyncLatch()
         let release = AsyncLatch()
@@ -461,9 +461,39 @@ import Testing
         try await clock.waitForSleepers(timeout: .seconds(10)) { $0.contains(.seconds(1)) }
         clock.advance(by: .seconds(1))
         try await connect("c2", on: 1)
-        try await waitUntil("opened 2") { statuses.value.last == "opened 2" }
-        #expect(statuses.value == ["reconnecting 0, in 1.0 seconds", "opened 2"])
+        try await waitUntil("opened") { statuses.value.count == 2 }
+        // Numbered among the connections told open; onOpen numbers client ids.
+        #expect(statuses.value == ["reconnecting 0, in 1.0 seconds", "opened 1"])
         #expect(opened.value == [1, 2])
         extendLifetime(post)
+    }
+
+    /// A subscription the server refuses stops the source: the open connection is closed with the refusal, not
+    /// with the cancellation the source's own tasks see on their way out, and the end carries the refusal too.
+    @Test func aRefusalClosesTheOpenConnectionWithItself() async throws {
+        let posts = Locked(0)
+        stub.stub(.post, "/api/realtime") { request in
+            let count = posts.withLock { count in
+                count += 1
+                return count
+            }
+            return HTTPResponse(statusCode: count == 1 ? 204 : 403, url: request.url)
+        }
+        let store = ResourceStore(session: session)
+        let post = store.resource(RemotePost.self, id: "42")
+        let statuses = Watched<[String]>([])
+        let realtime = PocketBaseRealtime(
+            session: session, reconnect: ReconnectPolicy(initialDelay: .seconds(1), jitter: .none),
+            onStatus: { status in statuses.withLock { $0.append(Self.line(status)) } }
+        ).following(RemotePost.self, collection: "posts")
+        let live = Task { try await realtime.run(in: store) }
+        try await connect("c1")
+        try await waitUntil("opened 1") { statuses.value == ["opened 1"] }
+        // A new holder makes the source post again: refused.
+        let feed = store.list(RemoteFeed.self, request: "latest")
+        let error = await #expect(throws: NetworkError.self) { try await live.value }
+        #expect(error?.statusCode == 403)
+        #expect(statuses.value == ["opened 1", "closed 1, status 403", "finished 1, status 403"])
+        extendLifetime((post, feed))
     }
 }
