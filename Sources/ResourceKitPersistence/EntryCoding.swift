@@ -12,7 +12,7 @@ import ResourceKit
 /// | 4 | the body's length |
 /// | 8 | FNV-1a 64 of the 16 bytes above and the key |
 /// | key | UTF-8 |
-/// | body | an entry's schema, loaded-at, value, entity tag and last-modified, each length-prefixed |
+/// | body | an entry's schema, loaded-at, value, entity tag and last-modified, each length-prefixed; then, only when the validators are an earlier version's, one zero byte |
 /// | 8 | FNV-1a 64 of the body |
 ///
 /// The key has a checksum of its own, apart from the body's, so that a damaged value still names the entry it
@@ -51,6 +51,9 @@ enum EntryCoding {
         body += entry.value
         appendOptional(entry.entityTag, to: &body)
         appendOptional(entry.lastModified, to: &body)
+        // Written only when it says something: an entry of the value's own validators is as every earlier
+        // version of the format wrote it, and reads there too.
+        if !entry.validatorsDescribeValue { body.append(0) }
         return record(.entry, key: entry.key, body: body)
     }
 
@@ -112,11 +115,15 @@ enum EntryCoding {
         guard let (kind, found, body) = check(record), kind == .entry, found == key else { return nil }
         var reader = Reader(bytes: body, offset: 0)
         guard let schema = reader.uint64(), let loadedAt = reader.uint64(), let value = reader.field(),
-            let tag = reader.optional(), let modified = reader.optional(), reader.offset == body.count
+            let tag = reader.optional(), let modified = reader.optional()
         else { return nil }
-        return PersistedEntry(
+        let describesValue = reader.offset == body.count
+        guard describesValue || (reader.offset + 1 == body.count && body[reader.offset] == 0) else { return nil }
+        var entry = PersistedEntry(
             key: key, value: Data(value), entityTag: tag, lastModified: modified,
             loadedAt: Date(timeIntervalSince1970: Double(bitPattern: loadedAt)), schema: Int(Int64(bitPattern: schema)))
+        entry.validatorsDescribeValue = describesValue
+        return entry
     }
 
     static func uint32(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt32 {

@@ -15,6 +15,12 @@ public struct PersistedEntry: Sendable, Equatable {
     public var loadedAt: Date
     /// The version of the value's encoding: an entry of another version is dropped, not decoded.
     public var schema: Int
+    /// Whether ``entityTag`` and ``lastModified`` are those of ``value`` itself (`true`, the default): a read
+    /// after a restart sends them, and a `304 Not Modified` keeps the value. `false` when they are those of an
+    /// earlier version of the item, the last the store knew (the value came without validators, from a list or a
+    /// push): a change made on the value is still conditional on them — the worst that does is meet a conflict,
+    /// never overwrite — but no read sends them. A storage keeps it with the entry.
+    public var validatorsDescribeValue = true
 
     /// Creates an entry.
     /// - Parameters:

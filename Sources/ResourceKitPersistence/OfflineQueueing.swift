@@ -46,8 +46,11 @@ public struct OfflineQueueing: Sendable {
     /// create shows its placeholder (`ListResource.create(_:optimistic:)`) where the lists place created items,
     /// or nowhere without one; when it lands, the lists place the server's item as they place any create.
     ///
-    /// A list keeps no validators per item, so its replayed changes carry no preconditions (unless made on a
-    /// value this outbox landed), and a change another device made to the item meanwhile is not found: give
+    /// A replayed change carries the validators the store knows for the item it was made on: the item's
+    /// version is the store's, not a holder's, so a resource's read of it, a change of it that landed (through
+    /// a resource or a list, with the validators the server answered with) or a restored entry gives them to
+    /// an edit made through any list. A list page brings none, and a push keeps the last ones known. Without
+    /// any, the change carries no precondition and a change another device made meanwhile is not found: give
     /// the type that reads its items (``list(_:reading:conflicts:detection:conditionalWhenOnline:)``) to check
     /// versions instead.
     /// - Parameter type: The remote list type; its items and their ids must be `Codable`.
@@ -60,7 +63,7 @@ public struct OfflineQueueing: Sendable {
     /// Keeps the changes made through the store's lists of `type` as ``list(_:)`` does, and finds conflicts
     /// for them: before each replayed update or delete, the item is read with `reading` and its version (the
     /// list type's `version(of:)`) compared with the version of the item the change was made on
-    /// (``ConflictDetection/versionCheck``, the default: a list keeps no validators per item). A conflict
+    /// (``ConflictDetection/versionCheck``, the default: a list page brings no validators). A conflict
     /// does what `conflicts` says, as for a resource (see ``ConflictPolicy``).
     /// - Parameters:
     ///   - type: The remote list type; its items and their ids must be `Codable`, and its `version(of:)` must

@@ -139,7 +139,9 @@ extension Outbox {
                 await lane.refresh(record, in: store)
             } else {
                 // The server's value first, then the layer goes.
-                lane.land(record, answer: lane.answer(of: server), placeholder: nil, in: store)
+                lane.land(
+                    record, answer: lane.answer(of: server), validators: server.base?.validators, placeholder: nil,
+                    in: store)
                 unshow(record.id)
             }
             resolution = .keepServer

@@ -8,6 +8,9 @@ extension Outbox {
         var attempted: Set<String> = []
         // Changes a policy resolved in this run: sent once more, then held if the server refuses them again.
         var resolved: Set<String> = []
+        // Changes sent again on the server's validators in this run (their base was the server's value): a second
+        // refusal is a conflict.
+        var rebased: Set<String> = []
         while true {
             // The run ends in the section that finds nothing more to send: a change kept after it starts a new run.
             let next = state.withLock { state -> (OutboxRecord, any OutboxLane, ResourceStore)?? in
@@ -46,6 +49,23 @@ extension Outbox {
             case .refused(let error):
                 await refuse(record, error: error, lane: lane)
             case .conflict(let server):
+                switch Self.judge(record, against: server, lane: lane) {
+                case .rebase(let record) where !rebased.contains(record.id) && !resolved.contains(record.id):
+                    // Nobody changed the item since the value it was made on: only the validators it knew were
+                    // older (a value that reached its holders without them). Once more, on the server's.
+                    if await rebase(record) {
+                        rebased.insert(record.id)
+                        attempted.remove(record.id)
+                    }
+                    state.withLock { $0.sending = nil }
+                    continue
+                case .landed(let answer):
+                    // The server already holds the edit (the change landed before, and its answer was lost).
+                    await land(record, answer: answer, lane: lane, store: store)
+                    state.withLock { $0.sending = nil }
+                    continue
+                case .conflict, .rebase: break
+                }
                 let again = resolved.contains(record.id)
                 if await settle(record, against: server, lane: lane, store: store, again: again) {
                     // Resolved by sending it again: once more in this run, made on the server's version.
@@ -55,6 +75,23 @@ extension Outbox {
             }
             state.withLock { $0.sending = nil }
         }
+    }
+
+    /// Replaces a kept change with the same change on a new base, on disk and in the list; `false` when the
+    /// storage could not keep it (the change stays as it was).
+    private func rebase(_ record: OutboxRecord) async -> Bool {
+        do throws(NetworkError) {
+            try await save(record)
+        } catch {
+            state.withLock { $0.lastError = error }
+            return false
+        }
+        state.withLock { state in
+            if let position = state.records.firstIndex(where: { $0.id == record.id }) {
+                state.records[position] = record
+            }
+        }
+        return true
     }
 
     /// What one attempt at a kept change came to.
@@ -190,7 +227,8 @@ extension Outbox {
         // state as it takes the answer (a create's placeholder and its answer are never both shown).
         let placeholder = state.withLock { $0.shown[record.id]?.token }
         placeholder?.end()
-        lane.land(record, answer: answer, placeholder: placeholder, in: store)
+        lane.land(
+            record, answer: answer, validators: landed?.base?.validators, placeholder: placeholder, in: store)
         unshow(record.id)
         notify()
     }

@@ -38,8 +38,11 @@ protocol OutboxLane: Sendable {
         -> OutboxRecord
     /// What landing the server's side shows (`Value?`, boxed).
     func answer(of server: ServerSide) -> any Sendable
-    /// Shows what the server answered to a change in every holder; `placeholder` is the change's layer.
-    func land(_ record: OutboxRecord, answer: any Sendable, placeholder: LayerToken?, in store: ResourceStore)
+    /// Shows what the server answered to a change in every holder, with the validators its answer gave;
+    /// `placeholder` is the change's layer.
+    func land(
+        _ record: OutboxRecord, answer: any Sendable, validators: Validators?, placeholder: LayerToken?,
+        in store: ResourceStore)
     /// Marks a change's item stale, and reads it again where it is observed.
     func refresh(_ record: OutboxRecord, in store: ResourceStore) async
 }
@@ -60,7 +63,7 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
     var create: Sender<Item>? = nil
     /// Shows a landed change in every holder, as a push of the type would be; a create's answer takes the
     /// place of the placeholder named.
-    let apply: @Sendable (ResourceStore, LiveChange<Item>, LayerToken?) -> Void
+    let apply: @Sendable (ResourceStore, LiveChange<Item>, LayerToken?, Validators?) -> Void
     /// The item's version (`RemoteResource.version(of:)`).
     let version: @Sendable (Item) -> ItemVersion?
     /// Reads the item, where the type is `Readable` by its items' ids.
@@ -81,7 +84,9 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
         remoteType = ObjectIdentifier(Remote.self)
         update = (Remote.self as? any Updatable.Type).map { Self.updater($0) }
         delete = (Remote.self as? any Deletable.Type).map { Self.deleter($0) }
-        apply = { store, change, placeholder in store.apply(change, as: Remote.self, replacing: placeholder) }
+        apply = { store, change, placeholder, validators in
+            store.apply(change, as: Remote.self, replacing: placeholder, validators: validators)
+        }
         version = { Remote.version(of: $0) }
         read = Self.reader(Remote.self)
         updateOfValue = (Remote.self as? any Updatable.Type).map { Self.valueUpdater($0) }
@@ -98,7 +103,9 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
         delete = (Remote.self as? any Deletable.Type).map { Self.deleter($0) }
         create = (Remote.self as? any Creatable.Type).map { Self.creator($0) }
         // By item type: what a list holds is its items, whatever `Remote.Value` says.
-        apply = { store, change, placeholder in store.apply(change, as: ItemsOf<Item>.self, replacing: placeholder) }
+        apply = { store, change, placeholder, validators in
+            store.apply(change, as: ItemsOf<Item>.self, replacing: placeholder, validators: validators)
+        }
         version = { item in (item as? Remote.Value).flatMap { Remote.version(of: $0) } }
     }
 
@@ -346,16 +353,19 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
         server.value.flatMap { try? JSONDecoder().decode(Item.self, from: $0) }
     }
 
-    func land(_ record: OutboxRecord, answer: any Sendable, placeholder: LayerToken?, in store: ResourceStore) {
+    func land(
+        _ record: OutboxRecord, answer: any Sendable, validators: Validators?, placeholder: LayerToken?,
+        in store: ResourceStore
+    ) {
         guard let answer = answer as? Item? else { return }
         if record.isCreation {
             // Placed in each list as a create in the store is (`placement(ofCreated:in:)`), or where the list
             // showed its placeholder.
-            if let item = answer { apply(store, .created(item), placeholder) }
+            if let item = answer { apply(store, .created(item), placeholder, validators) }
             return
         }
         guard let id = id(of: record) else { return }
-        apply(store, answer.map { .updated($0) } ?? .deleted(id), nil)
+        apply(store, answer.map { .updated($0) } ?? .deleted(id), nil, validators)
     }
 
     func refresh(_ record: OutboxRecord, in store: ResourceStore) async {

@@ -141,6 +141,9 @@ struct OutboxRecord: Codable, Sendable {
 
         var version: ItemVersion? { versionNumber.map { ItemVersion($0) } ?? versionText.map { ItemVersion($0) } }
 
+        /// The `ETag` and `Last-Modified`, or `nil` when there are none.
+        var validators: Validators? { Validators(entityTag: entityTag, lastModified: lastModified) }
+
         /// The validators and version, or `nil` when there are none.
         var change: PendingChange.Base? {
             guard entityTag != nil || lastModified != nil || version != nil else { return nil }

@@ -43,12 +43,11 @@ final class PersistenceExtension: StoreExtension {
         for queueing in persistence.queueing { outbox?.register(queueing.lane()) }
     }
 
-    func restoredMachine<Remote: Readable>(
-        of type: Remote.Type, id: Remote.Value.ID, readKey: RequestKey?, store: ResourceStore
-    ) -> ResourceMachine<Remote.Value>?
+    func restoredValue<Remote: Readable>(of type: Remote.Type, id: Remote.Value.ID, store: ResourceStore)
+        -> RestoredValue<Remote.Value>?
     where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID {
         guard let hooks = PersistenceHooks<Remote.Value>(Remote.self, id: id) else { return nil }
-        return store.restore(hooks, from: persistence, readKey: readKey)
+        return persistence.restore(hooks)
     }
 
     func extend<Remote: Readable>(

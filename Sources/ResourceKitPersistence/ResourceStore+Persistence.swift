@@ -2,32 +2,30 @@ import Foundation
 import ResourceKit
 import Synchronization
 
-extension ResourceStore {
-    /// The machine of a resource starting from its persisted value, or `nil` when there is none that decodes
+extension StorePersistence {
+    /// The value a resource starts from, persisted by an earlier run, or `nil` when there is none that decodes
     /// (an entry of another schema, or one that no longer decodes, is removed, and the item is read again).
-    ///
-    /// Its rank is 0, older than every answer of this run: an answer to a request sent before the resource was
-    /// made (a list's page, say) still replaces it.
-    func restore<Value: Sendable>(
-        _ hooks: PersistenceHooks<Value>, from persistence: StorePersistence, readKey: RequestKey?
-    ) -> ResourceMachine<Value>? {
-        guard let entry = persistence.entry(for: hooks.key) else { return nil }
+    func restore<Value: Sendable>(_ hooks: PersistenceHooks<Value>) -> RestoredValue<Value>? {
+        guard let entry = entry(for: hooks.key) else { return nil }
         guard entry.schema == hooks.schema, let value = hooks.decode(entry.value) else {
-            persistence.remove(hooks.key)
+            remove(hooks.key)
             return nil
         }
-        let timeline = session.timeline
-        // Its age on the wall clock, carried onto the session's clock; a value from the future is new, and
-        // one persisted as stale (dated `distantPast`) is stale again.
-        let age = max(0, persistence.now().timeIntervalSince(entry.loadedAt))
-        let loadedAt: Duration? =
-            entry.loadedAt == .distantPast ? nil : timeline.now - .seconds(min(age, Duration.longestSeconds))
-        return ResourceMachine(
-            state: .available(value), timeline: timeline, sharing: .init(key: readKey, publishes: true),
-            settledRank: 0, loadedAt: loadedAt,
-            validators: Validators(entityTag: entry.entityTag, lastModified: entry.lastModified), loadedKey: readKey)
+        let validators = Validators(entityTag: entry.entityTag, lastModified: entry.lastModified)
+        return RestoredValue(
+            value: value, age: age(of: entry), validators: entry.validatorsDescribeValue ? validators : nil,
+            knownValidators: validators)
     }
 
+    /// How long ago an entry was loaded, on the wall clock; `nil` for one persisted as stale (dated
+    /// `distantPast`). A value from the future is new.
+    func age(of entry: PersistedEntry) -> Duration? {
+        guard entry.loadedAt != .distantPast else { return nil }
+        return .seconds(min(max(0, now().timeIntervalSince(entry.loadedAt)), Duration.longestSeconds))
+    }
+}
+
+extension ResourceStore {
     /// What queues a resource's value for persistence after news of its item: the value shown, with its
     /// validators and the wall-clock time it was loaded, or a removal once the item is gone.
     ///
@@ -67,10 +65,14 @@ extension ResourceStore {
             guard let data = hooks.encode(snapshot.value) else { return nil }
             // A value marked stale is dated long ago, so that it is stale after a restart too.
             let loadedAt = snapshot.loadedAt.map { wallNow.addingTimeInterval(-max(0, (now - $0).seconds)) }
-            return PersistedEntry(
-                key: hooks.key, value: data, entityTag: snapshot.validators?.entityTag,
-                lastModified: snapshot.validators?.lastModified, loadedAt: loadedAt ?? .distantPast,
-                schema: hooks.schema)
+            // The value's own validators, or else what the store knows of the item's version: a change made on
+            // the value after a restart is still conditional on them.
+            let validators = snapshot.validators ?? resource.knownValidators
+            var entry = PersistedEntry(
+                key: hooks.key, value: data, entityTag: validators?.entityTag,
+                lastModified: validators?.lastModified, loadedAt: loadedAt ?? .distantPast, schema: hooks.schema)
+            entry.validatorsDescribeValue = snapshot.validators != nil || validators == nil
+            return entry
         }
     }
 }
@@ -114,10 +116,7 @@ extension ResourceStore {
             persistence.remove(hooks.key)
             return nil
         }
-        let age = max(0, persistence.now().timeIntervalSince(entry.loadedAt))
-        let loadedAt: Duration? =
-            entry.loadedAt == .distantPast
-            ? nil : session.timeline.now - .seconds(min(age, Duration.longestSeconds))
+        let loadedAt = persistence.age(of: entry).map { session.timeline.now - $0 }
         return (Array(items.prefix(Remote.persistedItemLimit)), loadedAt)
     }
 

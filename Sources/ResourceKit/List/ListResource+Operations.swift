@@ -99,11 +99,15 @@ extension ListResource {
 }
 
 extension ListResource where Remote.Value == Remote.Item {
-    /// What the server had of item `id` when a change of it starts: the settled item's version (a list keeps
-    /// no validators per item), never an optimistic one.
+    /// What the server had of item `id` when a change of it starts: the settled item (never an optimistic one)
+    /// and its version, with what the store knows of the item's validators (``KnownVersions``: a list keeps
+    /// none of its own).
     func mutationBase(of id: Item.ID) -> MutationBase? {
         guard let item = storage.withLock({ $0.machine.known(id) })?.item else { return nil }
-        return MutationBase(entityTag: nil, lastModified: nil, version: Remote.version(of: item), value: item)
+        let validators = link?.knownValidators(AnyHashable(id))
+        return MutationBase(
+            entityTag: validators?.entityTag, lastModified: validators?.lastModified, version: Remote.version(of: item),
+            value: item)
     }
 }
 
@@ -150,8 +154,10 @@ extension ListResource where Remote: Creatable, Remote.Value == Remote.Item {
             func send(_ endpoint: Endpoint) async throws(NetworkError) -> Outcome {
                 // The response first, in a statement of its own: under -O, Swift 6.3.1 can lose a value
                 // evaluated before a `try await` in the same expression.
-                let response = try await session.send(endpoint, as: Remote.CreateResponse.self)
-                return .inserted(try Remote.value(fromCreate: response))
+                let response = try await session.response(for: endpoint)
+                let item = try Remote.value(fromCreate: session.decode(Remote.CreateResponse.self, from: response))
+                // The answer's validators are the new item's (RFC 9110 §9.3.3): the store keeps them as its version.
+                return .inserted(item, Validators(response.headers))
             }
             // Without a wrapper, straight to the server: the wrapper's path adds async frames to every change.
             guard let mutations else { return try await send(endpoint) }
@@ -166,7 +172,7 @@ extension ListResource where Remote: Creatable, Remote.Value == Remote.Item {
             guard let showing else { throw error }
             return showing
         }
-        guard case .inserted(let item) = outcome else { throw .invalidRequest("create returned no item") }
+        guard case .inserted(let item, _) = outcome else { throw .invalidRequest("create returned no item") }
         return item
     }
 }
@@ -208,8 +214,10 @@ extension ListResource where Remote: Updatable, Remote.Value == Remote.Item {
         let mutations = showing.flatMap { showing in link?.mutations?.item(AnyHashable(showing.id)) }
         let outcome = try await mutate(optimistic: showing) { () async throws(NetworkError) -> Outcome in
             func send(_ endpoint: Endpoint) async throws(NetworkError) -> Outcome {
-                let response = try await session.send(endpoint, as: Remote.UpdateResponse.self)
-                return .replaced(try Remote.value(fromUpdate: response))
+                let response = try await session.response(for: endpoint)
+                let item = try Remote.value(fromUpdate: session.decode(Remote.UpdateResponse.self, from: response))
+                // The answer's validators are the new value's (RFC 9110 §9.3.4), kept by the store for every holder.
+                return .replaced(item, Validators(response.headers))
             }
             guard let mutations else { return try await send(endpoint) }
             return Outcome(
@@ -223,7 +231,7 @@ extension ListResource where Remote: Updatable, Remote.Value == Remote.Item {
             guard let shown = showing?.fact.value else { throw error }
             return shown
         }
-        guard case .replaced(let item) = outcome else { throw .invalidRequest("update returned no item") }
+        guard case .replaced(let item, _) = outcome else { throw .invalidRequest("update returned no item") }
         return item
     }
 }
@@ -257,7 +265,7 @@ extension ListResource where Remote: Deletable, Remote.Value == Remote.Item {
             () async throws(NetworkError) -> Outcome in
             func send(_ endpoint: Endpoint) async throws(NetworkError) -> Outcome {
                 let response = try await session.send(endpoint, as: Remote.DeleteResponse.self)
-                return try Remote.value(fromDelete: response).map { .replaced($0) } ?? .removed(id)
+                return try Remote.value(fromDelete: response).map { .replaced($0, nil) } ?? .removed(id)
             }
             guard let mutations else { return try await send(endpoint) }
             // Kept for later (the outbox), the deletion shows everywhere: the call returns.

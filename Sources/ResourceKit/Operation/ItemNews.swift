@@ -25,10 +25,14 @@ public import Synchronization
     @usableFromInline package var rank: UInt64 = 0
     @usableFromInline package var created = false
     @usableFromInline package var token: LayerToken?
+    /// For a fact: the validators the server's answer gave this value (`ETag`, `Last-Modified`), when it gave
+    /// any. The store keeps them as what it knows of the item's version (see `KnownVersions`); a fact without
+    /// them leaves what is known as it is.
+    @usableFromInline package var validators: Validators?
 
     @inlinable package init(
         id: ID, kind: ItemNewsKind, value: Item? = nil, rank: UInt64 = 0, created: Bool = false,
-        token: LayerToken? = nil
+        token: LayerToken? = nil, validators: Validators? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -36,12 +40,13 @@ public import Synchronization
         self.rank = rank
         self.created = created
         self.token = token
+        self.validators = validators
     }
 
-    @inlinable package static func fact(_ id: ID, _ fact: ItemFact<Item>, rank: UInt64, created: Bool = false)
-        -> ItemNews
-    {
-        ItemNews(id: id, kind: .fact, value: fact.value, rank: rank, created: created)
+    @inlinable package static func fact(
+        _ id: ID, _ fact: ItemFact<Item>, rank: UInt64, created: Bool = false, validators: Validators? = nil
+    ) -> ItemNews {
+        ItemNews(id: id, kind: .fact, value: fact.value, rank: rank, created: created, validators: validators)
     }
 
     /// An optimistic change; `created` when it shows an item a create will make (lists place it as they
@@ -61,7 +66,8 @@ public import Synchronization
 
     /// The same news about another id type.
     @inlinable package func with<Other: Sendable>(id other: Other) -> ItemNews<Item, Other> {
-        ItemNews<Item, Other>(id: other, kind: kind, value: value, rank: rank, created: created, token: token)
+        ItemNews<Item, Other>(
+            id: other, kind: kind, value: value, rank: rank, created: created, token: token, validators: validators)
     }
 }
 

@@ -64,9 +64,10 @@ extension ListMachine {
     @inlinable mutating func apply(_ outcome: Outcome) -> Bool {
         let id: Item.ID
         let change: Change
+        var validators: Validators?
         switch outcome {
-        case .inserted(let item): (id, change) = (item.id, .inserted(item))
-        case .replaced(let item): (id, change) = (item.id, .replaced(item))
+        case .inserted(let item, let answered): (id, change, validators) = (item.id, .inserted(item), answered)
+        case .replaced(let item, let answered): (id, change, validators) = (item.id, .replaced(item), answered)
         case .removed(let removed): (id, change) = (removed, .removed)
         case .page, .unchanged, .handedOff: return false
         }
@@ -76,9 +77,9 @@ extension ListMachine {
             itemRanks[id] = rank
             switch change {
             case .inserted(let item):
-                news.append(.fact(id, .value(item), rank: rank, created: true))
+                news.append(.fact(id, .value(item), rank: rank, created: true, validators: validators))
             case .replaced(let item):
-                news.append(.fact(id, .value(item), rank: rank))
+                news.append(.fact(id, .value(item), rank: rank, validators: validators))
             case .removed: news.append(.fact(id, .removed, rank: rank))
             }
         }

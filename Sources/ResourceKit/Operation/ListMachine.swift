@@ -6,8 +6,10 @@
 /// What an operation did to a list.
 @usableFromInline enum ListOutcome<Item: Identifiable & Sendable, PageKey: Sendable>: Sendable where Item.ID: Sendable {
     case page(FetchedPage<Item, PageKey>)
-    case inserted(Item)
-    case replaced(Item)
+    /// A created item, with the validators the server answered with (the item's version in the store).
+    case inserted(Item, Validators?)
+    /// A changed item, with the validators the server answered with.
+    case replaced(Item, Validators?)
     case removed(Item.ID)
     /// Nothing to load: the end of the list.
     case unchanged

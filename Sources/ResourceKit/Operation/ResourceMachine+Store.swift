@@ -68,6 +68,10 @@ extension ResourceMachine {
             case .fact:
                 guard item.rank > valueRank else { continue }
                 valueRank = item.rank
+                // A conditional read sends the validators of the value it would keep on a `304`: the news's own,
+                // or the ones held when the news brings the same value again (a feed refreshed, a push that
+                // changed nothing); any other value has none that describe it.
+                let kept = settled.value
                 if item.rank > settledRank {
                     settledRank = item.rank
                     settled = item.value.map { .available($0) } ?? .idle
@@ -75,7 +79,11 @@ extension ResourceMachine {
                     // Older than a failure, newer than the value the failure keeps (see `valueRank`).
                     settled = .failure(error, previous: item.value)
                 }
-                validators = nil
+                if let given = item.validators {
+                    validators = given
+                } else if validators != nil, !sameValue(kept, item.value) {
+                    validators = nil
+                }
                 loadedAt = now
                 // A read sent before this change may answer with the older value: no new caller joins it.
                 joinable.removeAll()
@@ -97,4 +105,15 @@ extension ResourceMachine {
         publish(settledChanged: changed)
         return .none
     }
+}
+
+/// Whether two values are equal, when their type is `Equatable`; `false` when it is not, or either is missing.
+func sameValue<Value>(_ lhs: Value?, _ rhs: Value?) -> Bool {
+    guard let lhs, let rhs, let equatable = lhs as? any Equatable else { return false }
+    return equatable.isEqual(to: rhs)
+}
+
+extension Equatable {
+    /// Whether `other` is a value of this type equal to this one.
+    fileprivate func isEqual(to other: Any) -> Bool { (other as? Self) == self }
 }

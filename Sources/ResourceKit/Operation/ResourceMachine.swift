@@ -285,7 +285,9 @@
             validators = nil
         }
         switch outcome {
-        case .value(let value), .validated(let value, _): tell(.fact((), .value(value), rank: rank, created: created))
+        case .value(let value): tell(.fact((), .value(value), rank: rank, created: created))
+        case .validated(let value, let validators):
+            tell(.fact((), .value(value), rank: rank, created: created, validators: validators))
         case .removed: tell(.fact((), .removed, rank: rank))
         case .handedOff: break
         }

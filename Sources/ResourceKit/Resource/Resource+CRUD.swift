@@ -239,12 +239,14 @@ extension Resource where Remote: Deletable {
 extension Resource {
     @usableFromInline typealias Outcome = ResourceOutcome<Value>
 
-    /// What the server had of the item when a change starts: the settled value's validators and version (a
-    /// failure's kept value included), never an optimistic value.
+    /// What the server had of the item when a change starts: the settled value (a failure's kept value
+    /// included, never an optimistic value) and its version, with what the store knows of the item's validators
+    /// (``KnownVersions``: those of this value or of an earlier version of it), or else the value's own.
     func mutationBase() -> MutationBase? {
         guard let snapshot = persistedSnapshot() else { return nil }
+        let validators = link?.knownValidators() ?? snapshot.validators
         return MutationBase(
-            entityTag: snapshot.validators?.entityTag, lastModified: snapshot.validators?.lastModified,
+            entityTag: validators?.entityTag, lastModified: validators?.lastModified,
             version: Remote.version(of: snapshot.value), value: snapshot.value)
     }
 

@@ -13,6 +13,9 @@ import Synchronization
     let refetch: @Sendable (Resource<Remote>, ReadPolicy) async -> Void
     /// Called from `deinit`, with the value to remember.
     let release: @Sendable (ObjectIdentifier, ResourceMachine<Remote.Value>.Snapshot?) -> Void
+    /// What the store knows of the item's version (``KnownVersions``); `nil` for a resource made before the
+    /// store's last wipe.
+    let knownValidators: @Sendable () -> Validators?
     /// What a store extension runs after news of the resource's item (persistence queues the value shown);
     /// `nil` when none does.
     @usableFromInline package var afterNews: (@Sendable (Resource<Remote>, [ResourceNews<Remote.Value>]) -> Void)? =
@@ -29,6 +32,9 @@ package struct ListLink<Remote: Listable>: Sendable {
     /// Hands the list news from other holders; made in the client's module (see `list(_:request:)`).
     let hear: @Sendable (ListResource<Remote>, any Sendable) -> Void
     let release: @Sendable (ObjectIdentifier) -> Void
+    /// What the store knows of the version of item `id` (``KnownVersions``); `nil` for a list made before the
+    /// store's last wipe.
+    let knownValidators: @Sendable (AnyHashable) -> Validators?
     /// What a store extension runs after the items the list shows may have changed (persistence queues them);
     /// `nil` when none does.
     package var afterNews: (@Sendable (ListResource<Remote>) -> Void)? = nil
@@ -94,6 +100,10 @@ extension ResourceStore {
                     $0.append(.resource(key: key, item: item, object: identifier, remembered: remembered))
                 }
                 self.membershipChanged()
+            },
+            knownValidators: {
+                guard self.wipes.load(ordering: .relaxed) == born else { return nil }
+                return self.withRegistry { $0.versions[item] }
             })
         let session = session
         var made = false
@@ -108,14 +118,14 @@ extension ResourceStore {
         }
         // A value an extension keeps (persistence), read outside the registry's lock (it may wait for the disk),
         // when nothing in memory could start the resource instead.
-        var restored: ResourceMachine<Remote.Value>?
+        var restored: RestoredValue<Remote.Value>?
         if !extensions.isEmpty,
             withRegistry({
                 $0.current(key, in: $0.resources) == nil && !$0.cache.contains(item) && $0.newestKnown(item) == nil
             })
         {
             for storeExtension in extensions where restored == nil {
-                restored = storeExtension.restoredMachine(of: Remote.self, id: id, readKey: readKey, store: self)
+                restored = storeExtension.restoredValue(of: Remote.self, id: id, store: self)
             }
         }
         return withRegistry { registry in
@@ -140,8 +150,19 @@ extension ResourceStore {
                     loadedAt: cached.loadedAt, validators: cached.readKey == readKey ? cached.validators : nil,
                     loadedKey: cached.readKey == readKey ? readKey : nil)
             } else if let restored {
-                machine = restored
-                link.restoredRank = restored.settledRank
+                // Rank 0, older than every answer of this run: an answer to a request sent before the resource was
+                // made (a list's page, say) still replaces it.
+                machine = ResourceMachine(
+                    state: .available(restored.value), timeline: session.timeline,
+                    sharing: .init(key: readKey, publishes: true), settledRank: 0,
+                    loadedAt: restored.age.map { session.timeline.now - $0 }, validators: restored.validators,
+                    loadedKey: readKey)
+                link.restoredRank = 0
+                registry.learnVersion(of: item, validators: restored.knownValidators, removed: false, rank: 0)
+            }
+            if let validators = machine.validators {
+                // What the value it starts from was given with is known of the item, unless something newer is.
+                registry.learnVersion(of: item, validators: validators, removed: false, rank: machine.settledRank)
             }
             for storeExtension in extensions {
                 storeExtension.extend(&link, id: id, item: item, born: born, store: self)
@@ -192,6 +213,10 @@ extension ResourceStore {
             release: { identifier in
                 self.released.withLock { $0.append(.list(key: key, itemType: itemType, object: identifier)) }
                 self.membershipChanged()
+            },
+            knownValidators: { id in
+                guard self.wipes.load(ordering: .relaxed) == born else { return nil }
+                return self.withRegistry { $0.versions[StoreKey(type: itemType, id: id)] }
             })
         let session = session
         var made = false
@@ -240,6 +265,11 @@ extension Resource {
     package func persistedSnapshot() -> ResourceMachine<Value>.Snapshot? {
         storage.withLock { $0.machine.persistedSnapshot() }
     }
+}
+
+extension Resource {
+    /// What the store knows of the item's version (``KnownVersions``), for a store extension.
+    package var knownValidators: Validators? { link?.knownValidators() }
 }
 
 extension ListResource {

@@ -82,6 +82,7 @@ public final class ResourceStore: Sendable {
     public func wipe() async throws(NetworkError) {
         withRegistry { registry in
             registry.cache = LRUCache(capacity: capacity)
+            registry.versions.removeAll()
             registry.generation = wipes.add(1, ordering: .acquiringAndReleasing).newValue
         }
         for storeExtension in extensions { try await storeExtension.wipe() }
@@ -122,7 +123,19 @@ public final class ResourceStore: Sendable {
         // holder made between them is one made just after this news, which starts from the newest value live
         // holders know.)
         // (`isOwnItem` is made in the client's module, specialized: see `resource(_:id:)`.)
-        if !withRegistry({ $0.reachesAnyone(item, besides: origin) }), isOwnItem(news) { return }
+        let isOwn = isOwnItem(news)
+        let teaches = news.contains { $0.teachesVersion }
+        let reaches = withRegistry { registry in
+            // What the news says of the item's version is the store's, whoever else holds the item.
+            if teaches {
+                for fact in news where fact.teachesVersion {
+                    let key = isOwn ? item : StoreKey(type: item.type, id: AnyHashable(fact.value?.id ?? id))
+                    registry.learnVersion(fact, of: key)
+                }
+            }
+            return registry.reachesAnyone(item, besides: origin)
+        }
+        if !reaches, isOwn { return }
         // A value is news of its own id: an update that answered another item is that item's news.
         publish(
             news.map { news in news.with(id: news.kind == .fact ? news.value?.id ?? id : id) }, from: origin,
@@ -143,6 +156,7 @@ public final class ResourceStore: Sendable {
             for item in news {
                 let key = StoreKey(type: itemType, id: AnyHashable(item.id))
                 if let replaces, let cached = registry.cache.peek(key), !replaces(item, cached.value) { continue }
+                if item.teachesVersion { registry.learnVersion(item, of: key) }
                 registry.remember(item, of: key, now: now)
                 for (identifier, weak) in registry.resourcesByItem[key] ?? [:] where identifier != origin {
                     guard let member = weak.object else { continue }
@@ -177,6 +191,12 @@ public final class ResourceStore: Sendable {
         record.count = count
         record.receivers = receivers
         session.feed.emit(record, about: DiagnosticSubject(object: label(), itemType: TypeNames.name(of: V.self)))
+    }
+
+    /// The validators the store knows for item `id` of `Value` (see ``KnownVersions``): what a change of it is
+    /// made on.
+    package func knownValidators<Value>(of type: Value.Type, id: AnyHashable) -> Validators? {
+        withRegistry { $0.versions[StoreKey(type: ObjectIdentifier(Value.self), id: id)] }
     }
 
     // MARK: Invalidation

@@ -9,10 +9,9 @@ package protocol StoreExtension: Sendable {
     /// Called once, from the store's initializer, before the store makes any holder.
     func attach(to store: ResourceStore)
 
-    /// The machine a new resource of item `id` starts from, when nothing in memory has the item.
-    func restoredMachine<Remote: Readable>(
-        of type: Remote.Type, id: Remote.Value.ID, readKey: RequestKey?, store: ResourceStore
-    ) -> ResourceMachine<Remote.Value>?
+    /// The value a new resource of item `id` starts from, when nothing in memory has the item.
+    func restoredValue<Remote: Readable>(of type: Remote.Type, id: Remote.Value.ID, store: ResourceStore)
+        -> RestoredValue<Remote.Value>?
     where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID
 
     /// Adds what the extension runs for a resource to its link: after its news, and around its changes.
@@ -42,6 +41,27 @@ package protocol StoreExtension: Sendable {
 
     /// The store was wiped (``ResourceStore/wipe()``): forget everything kept.
     func wipe() async throws(NetworkError)
+}
+
+/// A value an extension kept of an item (persistence: from an earlier run), and what it knows of it: what a new
+/// resource of the item starts from.
+package struct RestoredValue<Value: Sendable>: Sendable {
+    /// The value.
+    package var value: Value
+    /// How long ago it was loaded; `nil` when it is to be read again before it counts as fresh.
+    package var age: Duration?
+    /// The validators of the value itself, which a conditional read sends.
+    package var validators: Validators?
+    /// What was known of the item's version (``KnownVersions``): the value's own validators, or an earlier
+    /// version's, which a change of it is made on.
+    package var knownValidators: Validators?
+
+    package init(value: Value, age: Duration?, validators: Validators?, knownValidators: Validators?) {
+        self.value = value
+        self.age = age
+        self.validators = validators
+        self.knownValidators = knownValidators ?? validators
+    }
 }
 
 /// Which change a mutation makes.

@@ -93,6 +93,8 @@ struct StoreRegistry {
     /// with its ``RemoteResource/version(of:)``, in the order first seen. A pushed change of the value is
     /// ordered by the first of them that gives a version, whichever type it was applied as.
     var versionSources: [ObjectIdentifier: [VersionSource]] = [:]
+    /// What the store knows of each item's version on the server: see ``KnownVersions``.
+    var versions = KnownVersions()
 
     /// The member under `key` in `table`, if it is alive and made since the last wipe.
     func current(_ key: StoreKey, in table: [StoreKey: WeakMember]) -> (any StoreMember)? {
@@ -144,6 +146,25 @@ struct StoreRegistry {
         return newest
     }
 
+    /// Learns what `news` says of `item`'s version, and prunes the records of items nothing holds any more
+    /// once they outgrew their threshold.
+    mutating func learnVersion<V, ID>(_ news: ItemNews<V, ID>, of item: StoreKey) {
+        guard news.kind == .fact else { return }
+        learnVersion(of: item, validators: news.validators, removed: news.value == nil, rank: news.rank)
+    }
+
+    /// Learns the validators (or the removal) of `item` at `rank`; see ``KnownVersions/learn(_:validators:removed:rank:)``.
+    mutating func learnVersion(of item: StoreKey, validators: Validators?, removed: Bool, rank: UInt64) {
+        guard versions.learn(item, validators: validators, removed: removed, rank: rank) else { return }
+        let generation = self.generation
+        versions.prune { key in
+            if resourcesByItem[key] != nil || cache.contains(key) { return true }
+            return (listsByItem[key.type] ?? [:]).values.contains { member in
+                member.generation == generation && member.object?.known(key.id) != nil
+            }
+        }
+    }
+
     /// Adds `Remote` to the version sources of its value type, once.
     mutating func learnVersions<Remote: RemoteResource>(of type: Remote.Type) {
         let valueType = ObjectIdentifier(Remote.Value.self)
@@ -163,7 +184,8 @@ struct StoreRegistry {
             // The new value keeps the old one's cost: the holder that learnt it knows no `Remote` type to ask.
             cache.update(item) { entry in
                 entry = CachedItem(
-                    value: value, rank: rank, loadedAt: now, validators: nil, readKey: entry.readKey, cost: entry.cost)
+                    value: value, rank: rank, loadedAt: now, validators: news.validators, readKey: entry.readKey,
+                    cost: entry.cost)
             }
         }
     }

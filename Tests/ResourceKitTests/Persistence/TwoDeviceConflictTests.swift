@@ -8,9 +8,10 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// Seeded random schedules of two devices — each a store with its own outbox on its own directory, each with a
-/// conflict policy — editing and deleting the same posts, going offline and online, restarting, replaying and
-/// resolving, checked against what the outbox promises: no write reaches the server unconditionally (so none
+/// Seeded random schedules of two or three devices — each a store with its own outbox on its own directory, each
+/// with a conflict policy, a resource of each post and a feed of them all — editing and deleting the same posts
+/// through resources and through the feed, refreshing feeds, taking pushes of the server's values, going
+/// offline and online, restarting, replaying and resolving, checked against what the outbox promises: no write reaches the server unconditionally (so none
 /// overwrites a change it did not see), every edit reaches the server or is reported (as a conflict with its
 /// values, or as refused), each policy does what it says, a held change stays held across restarts, and once
 /// every conflict is resolved every holder agrees with the server. `RESOURCEKIT_SEED` replays one schedule;
@@ -129,6 +130,7 @@ import Testing
         let policy: (ConflictPolicy<Post>, String)
         var store: ResourceStore!
         var resources: [Resource<RemotePost>] = []
+        var feed: ListResource<RemoteFeed>!
         var reports: Reports!
         var conflicts: [OutboxConflict] = []
         var failures: [OutboxFailure] = []
@@ -147,11 +149,17 @@ import Testing
             let persistence = StorePersistence(
                 storage: try FileEntryStorage(directory: directory.appendingPathComponent("entries")),
                 outbox: try FileEntryStorage(directory: directory.appendingPathComponent("outbox")),
-                queueWhenOffline: [.resources(RemotePost.self, conflicts: policy.0, conditionalWhenOnline: true)],
+                queueWhenOffline: [
+                    .resources(RemotePost.self, conflicts: policy.0, conditionalWhenOnline: true),
+                    .list(
+                        RemoteFeed.self, reading: RemotePost.self, conflicts: policy.0, detection: .preconditions,
+                        conditionalWhenOnline: true),
+                ],
                 writeDelay: .zero)
             let session = NetworkSession(baseURL: "http://test.local/api", transport: link, timeLimit: nil)
             store = ResourceStore(session: session, persistence: persistence)
             resources = ids.map { store.resource(RemotePost.self, id: $0) }
+            feed = store.list(RemoteFeed.self, request: "all")
             reports = Reports(outbox)
         }
 
@@ -175,7 +183,7 @@ import Testing
         (.hold, "hold"), (.keepServer, "keepServer"), (.keepMine, "keepMine"), (.merge(mergeFields), "use"),
     ]
 
-    @Test func twoDevicesEditingTheSamePostsNeverOverwriteOneAnotherSilently() async throws {
+    @Test func devicesEditingTheSamePostsThroughFeedsAndPushesNeverOverwriteOneAnotherSilently() async throws {
         let environment = ProcessInfo.processInfo.environment
         let schedules = Int(environment["RESOURCEKIT_SCHEDULES"] ?? "") ?? 100
         let seeds: [UInt64] =
@@ -201,10 +209,9 @@ import Testing
         let backend = InMemoryBackend(basePath: "/api")
         backend.addCollection("posts")
         try backend.seed(ids.map { Post(id: $0, title: "title \($0)", body: "body \($0)") }, into: "posts")
-        let devices = [
-            Device("A", backend: backend, policy: Self.policies[Int(random.next() % 4)]),
-            Device("B", backend: backend, policy: Self.policies[Int(random.next() % 4)]),
-        ]
+        let devices = ["A", "B", "C"].prefix(2 + Int(random.next() % 2)).map { name in
+            Device(name, backend: backend, policy: Self.policies[Int(random.next() % 4)])
+        }
         defer { for device in devices { try? FileManager.default.removeItem(at: device.directory) } }
         for device in devices {
             try device.launch(ids: ids)
@@ -215,14 +222,14 @@ import Testing
         var broken: [String] = []
         func fail(_ what: String) { broken.append("\(what) after \(log.joined(separator: "; "))") }
 
-        for _ in 0..<24 {
-            let which = Int(random.next() % 2)
+        for _ in 0..<30 {
+            let which = Int(random.next() % UInt64(devices.count))
             let device = devices[which]
             let index = Int(random.next() % UInt64(ids.count))
             let id = ids[index]
             let resource = device.resources[index]
             switch random.next() % 100 {
-            case 0..<45:
+            case 0..<30:
                 // An edit of one field of what the device shows.
                 guard let shown = resource.value else { continue }
                 let token = "\(device.name)\(edits.count)"
@@ -233,19 +240,38 @@ import Testing
                 _ = try? await resource.update(edited, optimistic: edited)
                 // A conflict found online is resolved by a replay the change started: wait for it.
                 await device.outbox.replay()
-            case 45..<50:
+            case 30..<38:
+                // The same, through the feed, on the item it shows.
+                guard let shown = device.feed.items.first(where: { $0.id == id }) else { continue }
+                let token = "\(device.name)\(edits.count)"
+                var edited = shown
+                if random.next() % 2 == 0 { edited.title = token } else { edited.body = token }
+                log.append("\(device.name) edits \(id) to \(token) in its feed")
+                edits.append(Edit(device: which, id: id, token: token))
+                _ = try? await device.feed.update(edited, optimistic: edited)
+                await device.outbox.replay()
+            case 38..<44:
+                // A feed's page: the items, without validators.
+                log.append("\(device.name) refreshes its feed")
+                _ = try? await device.feed.refresh()
+            case 44..<50:
+                // A push of what the server holds now (the device need not be online for it to arrive late).
+                let server = try backend.records(Post.self, in: "posts").first { $0.id == id }
+                log.append("\(device.name) is pushed \(server.map { "\($0)" } ?? "the deletion of \(id)")")
+                device.store.apply(server.map { .updated($0) } ?? .deleted(id), as: RemotePost.self)
+            case 50..<54:
                 guard let shown = resource.value else { continue }
                 log.append("\(device.name) deletes \(id)")
                 edits.append(Edit(device: which, id: id, token: ""))
                 _ = try? await resource.delete(shown, optimistic: true)
                 await device.outbox.replay()
-            case 50..<65:
+            case 54..<66:
                 let offline = device.link.offline.withLock { state in
                     state.toggle()
                     return state
                 }
                 log.append("\(device.name) \(offline ? "offline" : "online")")
-            case 65..<80:
+            case 66..<80:
                 log.append("\(device.name) replays")
                 await device.outbox.replay()
             case 80..<88:
@@ -334,6 +360,10 @@ import Testing
                         "\(device.name) shows \(id) as \(String(describing: device.resources[index].value)), the server \(expected)"
                     )
                 }
+            }
+            let listed = try? await device.feed.refresh()
+            if listed != server || device.feed.items != server {
+                fail("\(device.name)'s feed shows \(device.feed.items), the server \(server)")
             }
         }
         return broken
