@@ -9,6 +9,20 @@ import Testing
 /// validator the store knew as its base, and its replay never goes out without a precondition.
 extension OutboxTests {
     /// Device B changes post 42 online while A's edit waits; A's replay must be refused, not sent over it.
+    /// Reads post 42 through a resource of `store`; returns it with the tag the server gave.
+    func readPost42(in store: ResourceStore) async throws -> (Resource<RemotePost>, String) {
+        let post = store.resource(RemotePost.self, id: "42")
+        try await post.read("42")
+        return (post, try #require(try await servedTag("42")))
+    }
+
+    /// Keeps an offline edit "Mine" of post 42 and expects it made on `tag`; returns the change's id.
+    func keepMine(_ post: Resource<RemotePost>, on tag: String, in store: ResourceStore) async throws -> String {
+        let (_, id) = try await keepOffline(post, Post(id: "42", title: "Mine"), in: store)
+        #expect(store.outbox?.pending.first?.base?.entityTag == tag)
+        return id
+    }
+
     func someoneElseChanges42() async throws {
         backend.isReachable = true
         try await otherDevice(Post(id: "42", title: "Hello", body: "Theirs"))
@@ -35,8 +49,7 @@ extension OutboxTests {
         // The feed's page carries no validators per item; it shows the same value.
         _ = try await feed.loadFirstPage()
         #expect(feed.items.first { $0.id == "42" } == post.value)
-        let (_, id) = try await keepOffline(post, Post(id: "42", title: "Mine"), in: store)
-        #expect(store.outbox?.pending.first?.base?.entityTag == tag)
+        let id = try await keepMine(post, on: tag, in: store)
         try await someoneElseChanges42()
         try await expectHeldReplay(of: id, tag: tag, in: store)
     }
@@ -44,12 +57,9 @@ extension OutboxTests {
     @Test func aPushOfTheSameValueKeepsTheBaseOfTheNextEdit() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try launch()
-        let post = store.resource(RemotePost.self, id: "42")
-        try await post.read("42")
-        let tag = try #require(try await servedTag("42"))
+        let (post, tag) = try await readPost42(in: store)
         store.apply(.updated(Post(id: "42", title: "Hello")), as: RemotePost.self)
-        let (_, id) = try await keepOffline(post, Post(id: "42", title: "Mine"), in: store)
-        #expect(store.outbox?.pending.first?.base?.entityTag == tag)
+        let id = try await keepMine(post, on: tag, in: store)
         try await someoneElseChanges42()
         try await expectHeldReplay(of: id, tag: tag, in: store)
     }
@@ -60,14 +70,11 @@ extension OutboxTests {
     @Test func aPushOfANewValueLeavesTheLastKnownValidatorAsTheBase() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try launch()
-        let post = store.resource(RemotePost.self, id: "42")
-        try await post.read("42")
-        let tag = try #require(try await servedTag("42"))
+        let (post, tag) = try await readPost42(in: store)
         try await otherDevice(Post(id: "42", title: "Pushed"))
         store.apply(.updated(Post(id: "42", title: "Pushed")), as: RemotePost.self)
         #expect(post.value == Post(id: "42", title: "Pushed"))
-        let (_, id) = try await keepOffline(post, Post(id: "42", title: "Mine"), in: store)
-        #expect(store.outbox?.pending.first?.base?.entityTag == tag)
+        let id = try await keepMine(post, on: tag, in: store)
         backend.isReachable = true
         backend.clearLog()
         await store.outbox?.replay()
@@ -90,8 +97,7 @@ extension OutboxTests {
         _ = try await feed.update(edited, optimistic: edited)
         #expect(post.value == edited)
         let tag = try #require(try await servedTag("42"))
-        let (_, id) = try await keepOffline(post, Post(id: "42", title: "Mine"), in: store)
-        #expect(store.outbox?.pending.first?.base?.entityTag == tag)
+        let id = try await keepMine(post, on: tag, in: store)
         backend.isReachable = true
         try await otherDevice(Post(id: "42", title: "Hello", body: "Theirs"))
         try await expectHeldReplay(of: id, tag: tag, in: store)
