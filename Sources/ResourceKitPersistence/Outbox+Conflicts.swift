@@ -193,14 +193,6 @@ extension Outbox {
 }
 
 extension Outbox.State {
-    /// Whether a later change of `record`'s item is kept.
-    func hasLaterChanges(than record: OutboxRecord, lane: any OutboxLane) -> Bool {
-        guard let item = lane.itemKey(of: record) else { return false }
-        return records.contains { other in
-            other.sequence > record.sequence && lanes[other.type]?.itemKey(of: other) == item
-        }
-    }
-
     /// Whether a kept change waits: it is held, or an earlier change of its item is still kept (held, or of a
     /// type not given in this run), and must reach the server first.
     func waits(_ record: OutboxRecord) -> Bool {

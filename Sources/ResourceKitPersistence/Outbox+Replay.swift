@@ -37,15 +37,17 @@ extension Outbox {
                 state.withLock { $0.sending = nil }
                 return endReplay(run)
             case .unreadable:
-                // The server took it (a 2xx) but its answer does not decode: landed, and read again. The later
-                // changes of its item are made on it: they get the item as the server has it now as their base.
-                var rebase: OutboxRecord.Base?
-                if state.withLock({ $0.hasLaterChanges(than: record, lane: lane) }),
-                    let server = try? await lane.current(of: record, in: store.session)
-                {
-                    rebase = server.base
+                // The server took it (a 2xx) but its answer does not decode: landed. The item as the server has
+                // it now, read once, is what every holder shows, observed or not, with its validators, and the
+                // base of the later changes of the item. A type that cannot read its items by id, or a read
+                // that fails: every holder shows the change's own value, marked stale (read where observed).
+                if !record.isCreation, let server = try? await lane.current(of: record, in: store.session) {
+                    await land(
+                        record, answer: LaneAnswer(answer: lane.answer(of: server), base: server.base), lane: lane,
+                        store: store)
+                } else {
+                    await land(record, answer: nil, lane: lane, store: store)
                 }
-                await land(record, answer: nil, rebase: rebase, lane: lane, store: store)
             case .refused(let error):
                 await refuse(record, error: error, lane: lane)
             case .conflict(let server):
@@ -177,11 +179,9 @@ extension Outbox {
     }
 
     /// A change the server took: off the disk, then shown as answered (`answer` `nil`: an answer that did not
-    /// decode, so the item is marked stale and read again where it is observed).
-    func land(
-        _ record: OutboxRecord, answer landed: LaneAnswer?, rebase: OutboxRecord.Base? = nil, lane: any OutboxLane,
-        store: ResourceStore
-    ) async {
+    /// decode and an item that could not be read, so the change's value is shown, marked stale, and read again
+    /// where it is observed).
+    func land(_ record: OutboxRecord, answer landed: LaneAnswer?, lane: any OutboxLane, store: ResourceStore) async {
         let answer = landed?.answer
         do throws(NetworkError) {
             try await perform { storage throws(NetworkError) in try storage.removeEntries(for: [record.storageKey]) }
@@ -195,8 +195,8 @@ extension Outbox {
             state.holdErrors[record.id] = nil
             // The item's later changes were made on top of this one: what it answered is their base now (none
             // after a deletion: a change of an item this device deleted is answered as the server answers it).
-            guard landed != nil || rebase != nil, let item = lane.itemKey(of: record) else { return [] }
-            let base = record.isDeletion ? nil : landed?.base ?? rebase
+            guard let landed, let item = lane.itemKey(of: record) else { return [] }
+            let base = record.isDeletion ? nil : landed.base
             var later: [OutboxRecord] = []
             for position in state.records.indices
             where state.records[position].sequence > record.sequence && state.records[position].conflict == nil
@@ -208,7 +208,6 @@ extension Outbox {
             return later
         }
         if let landed { await remember(record.isDeletion ? nil : landed.base, of: record) }
-        if let rebase { await remember(rebase, of: record) }
         for change in later {
             do throws(NetworkError) {
                 try await save(change)
@@ -217,6 +216,13 @@ extension Outbox {
             }
         }
         guard let answer else {
+            // The server took the change: its value (or a deletion's absence) stays shown as the server's, not the
+            // value from before it, until the read that the stale mark starts where the item is observed.
+            if record.isDeletion || record.value != nil {
+                lane.land(
+                    record, answer: lane.answer(of: ServerSide(value: record.value, base: nil)), validators: nil,
+                    placeholder: nil, in: store)
+            }
             unshow(record.id)
             notify()
             await lane.refresh(record, in: store)

@@ -20,7 +20,7 @@ import Synchronization
 /// ```
 ///
 /// - **What is kept.** An update or delete through a store's resource of a type its persistence lists as
-///   ``OfflineQueueing/resources(_:conflicts:detection:conditionalWhenOnline:)``, or a create, update or delete through a store's list of a type it lists
+///   ``OfflineQueueing/resources(_:conflicts:conditionalWhenOnline:)``, or a create, update or delete through a store's list of a type it lists
 ///   as ``OfflineQueueing/list(_:)``, that fails because the server cannot be reached
 ///   (`NetworkError.isUnreachable`), and every later change of an item that still has one kept. Once the
 ///   change is stored durably (from then on it survives a crash), the call returns what the change shows: an

@@ -69,7 +69,7 @@ public struct OutboxConflict: Sendable, Identifiable, CustomStringConvertible {
 }
 
 /// What a type's kept changes do when the server's item moved past the value they were made on: given to
-/// ``OfflineQueueing/resources(_:conflicts:detection:conditionalWhenOnline:)``. Every conflict is reported on ``Outbox/conflicts()``,
+/// ``OfflineQueueing/resources(_:conflicts:conditionalWhenOnline:)``. Every conflict is reported on ``Outbox/conflicts()``,
 /// whatever the policy.
 public struct ConflictPolicy<Value: Sendable>: Sendable {
     enum Rule: Sendable {

@@ -1,7 +1,7 @@
 import Foundation
 import ResourceKit
 
-/// What the outbox does with the changes of one `Remote` type: made by ``OfflineQueueing/resources(_:conflicts:detection:conditionalWhenOnline:)``,
+/// What the outbox does with the changes of one `Remote` type: made by `OfflineQueueing.resources(_:…)`,
 /// where the types are known.
 protocol OutboxLane: Sendable {
     /// The type's `Readable.persistenceName`: what names it in a stored change.
@@ -72,13 +72,13 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
     var updateOfValue: (@Sendable (Item) throws(NetworkError) -> Endpoint?)? = nil
     var policy: ConflictPolicy<Item> = .hold
     var detection: ConflictDetection = .preconditions
-    var conditionalWhenOnline = false
+    var conditionalWhenOnline = true
 
     /// The lane of a `Readable` type (changes through its resources).
     init<Remote: Readable>(
         resources type: Remote.Type, policy: ConflictPolicy<Item> = .hold,
         detection: ConflictDetection = .preconditions,
-        conditionalWhenOnline: Bool = false
+        conditionalWhenOnline: Bool = true
     ) where Remote.Value == Item {
         name = Remote.persistenceName
         remoteType = ObjectIdentifier(Remote.self)

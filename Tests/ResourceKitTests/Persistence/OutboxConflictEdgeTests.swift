@@ -177,6 +177,68 @@ extension OutboxTests {
         #expect(try serverPost("42")?.title == "Second")
     }
 
+    /// A change that landed with an answer that does not decode is the server's value in every holder, one that
+    /// nobody observes included, and after a restart; the next change is made on the item as the server had it
+    /// after the landing, not on the value from before it.
+    @Test func aLandedChangeWhoseAnswerDoesNotDecodeIsShownEverywhereAndTheNextOneIsMadeOnIt() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = Post(id: "42", title: "First")
+        let tag: String
+        do {
+            let store = try launch(transport: EmptyWriteAnswers(base: backend))
+            let post = store.resource(RemotePost.self, id: "42")
+            try await post.read("42")
+            try await keepOffline(post, first, in: store)
+            backend.isReachable = true
+            backend.clearLog()
+            await store.outbox?.replay()
+            // Landed, then read once: every holder shows the item as the server has it, nobody observing.
+            #expect(backend.requestLog.map(\.method) == [.patch, .get])
+            #expect(store.outbox?.pending.isEmpty == true)
+            #expect(post.value == first)
+            tag = try #require(try await servedTag("42"))
+            await store.persistence?.flush()
+        }
+        let store = try launch(transport: EmptyWriteAnswers(base: backend))
+        let post = store.resource(RemotePost.self, id: "42")
+        #expect(post.value == first)
+        let (_, second) = try await keepOffline(post, Post(id: "42", title: "Second"), in: store)
+        #expect(store.outbox?.pending.first?.base?.entityTag == tag)
+        backend.isReachable = true
+        backend.clearLog()
+        await store.outbox?.replay()
+        // Sent once, on the read's validator, and landed: no conflict with the device's own write.
+        #expect(writes.map { $0.headers["If-Match"] } == [tag])
+        #expect(store.outbox?.held.map(\.id).contains(second) == false)
+        #expect(store.outbox?.pending.isEmpty == true)
+        #expect(try serverPost("42")?.title == "Second")
+        #expect(post.value?.title == "Second")
+    }
+
+    /// Where the item cannot be read by its id, a change that landed with an answer that does not decode shows
+    /// its own value in every holder, marked stale, never the value from before it.
+    @Test func aLandedChangeWhoseAnswerDoesNotDecodeShowsItsValueWhereTheItemCannotBeRead() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try launch(
+            queueing: [.resources(RemotePost.self), .list(RemoteFeed.self)],
+            transport: EmptyWriteAnswers(base: backend))
+        let feed = store.list(RemoteFeed.self, request: "all")
+        _ = try await feed.loadFirstPage()
+        let post = store.resource(RemotePost.self, id: "42")
+        backend.isReachable = false
+        let mine = Post(id: "42", title: "Mine")
+        _ = try await expectKept(store.outbox) { () async throws(NetworkError) in
+            #expect(try await feed.update(mine, optimistic: mine) == mine)
+        }
+        backend.isReachable = true
+        backend.clearLog()
+        await store.outbox?.replay()
+        #expect(backend.requestLog.map(\.method) == [.patch])
+        #expect(store.outbox?.pending.isEmpty == true)
+        #expect(post.value == mine)
+        #expect(feed.items.first { $0.id == "42" } == mine)
+    }
+
     @Test func keepServerLeavesTheLaterChangesOfTheItemWhichFindConflictsOfTheirOwn() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let (store, post, first, _) = try await conflictingEdit()

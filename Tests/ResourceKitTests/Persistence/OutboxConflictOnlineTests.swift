@@ -44,16 +44,85 @@ extension OutboxTests {
         #expect(try serverPost("43")?.title == "Fine")
     }
 
-    @Test func anOnlineChangeThatDoesNotOptInOverwritesAsTheDocsSay() async throws {
+    @Test func anOnlineChangeIsConditionalByDefaultAndA412IsHeldNotAnOverwrite() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try launch()
+        let post = store.resource(RemotePost.self, id: "42")
+        try await post.read("42")
+        let tag = try #require(try await servedTag("42"))
+        try await otherDevice(Post(id: "42", title: "Hello", body: "Theirs"))
+        let outbox = try #require(store.outbox)
+        backend.clearLog()
+        let mine = Post(id: "42", title: "Mine")
+        #expect(try await post.update(mine, optimistic: mine) == mine)
+        await outbox.replay()
+        // The online write and the replay's, both on the version read, both refused.
+        #expect(writes.map(\.method) == [.patch, .patch])
+        #expect(writes.map { $0.headers["If-Match"] } == [tag, tag])
+        #expect(try serverPost("42") == Post(id: "42", title: "Hello", body: "Theirs"))
+        #expect(outbox.held.first?.mine(as: Post.self) == mine)
+        #expect(post.value == mine)
+    }
+
+    @Test func anOnlineChangeThatOptsOutOverwritesAsTheDocsSay() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try launch(queueing: [.resources(RemotePost.self, conditionalWhenOnline: false)])
         let post = store.resource(RemotePost.self, id: "42")
         try await post.read("42")
         try await otherDevice(Post(id: "42", title: "Hello", body: "Theirs"))
         backend.clearLog()
         _ = try await post.update(Post(id: "42", title: "Mine"), optimistic: Post(id: "42", title: "Mine"))
+        #expect(writes.map(\.method) == [.patch])
         #expect(writes.first?.headers["If-Match"] == nil)
         #expect(try serverPost("42") == Post(id: "42", title: "Mine"))
+        #expect(store.outbox?.pending.isEmpty == true)
+    }
+
+    @Test func anOnlineDeletionOfAnItemTheServerDeletedLandsAlthoughItsPreconditionIsRefused() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try launch()
+        let post = store.resource(RemotePost.self, id: "43")
+        try await post.read("43")
+        try await NetworkSession(baseURL: "http://test.local/api", transport: backend, timeLimit: nil)
+            .send(RemotePost.deleteEndpoint(for: Post(id: "43", title: "Bye")))
+        let outbox = try #require(store.outbox)
+        backend.clearLog()
+        #expect(try await post.delete(Post(id: "43", title: "Bye"), optimistic: true) == nil)
+        await outbox.replay()
+        // Refused online (the item the precondition names is gone), refused on replay, read: gone, landed.
+        #expect(
+            backend.requestLog.map { "\($0.method) \($0.path)" } == [
+                "DELETE /api/posts/43", "DELETE /api/posts/43", "GET /api/posts/43",
+            ])
+        #expect(writes.allSatisfy { $0.headers["If-Match"] != nil })
+        #expect(outbox.pending.isEmpty)
+        #expect(outbox.held.isEmpty)
+        #expect(post.value == nil)
+        #expect(try serverPost("43") == nil)
+    }
+
+    @Test func aCancelledResolveCallerStillResolvesAndTheNextReplaySendsTheChange() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (store, post, id, _) = try await conflictingEdit()
+        let outbox = try #require(store.outbox)
+        await outbox.replay()
+        #expect(outbox.held.map(\.id) == [id])
+        backend.clearLog()
+        let resolving = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await outbox.resolve(id, with: .keepMine)
+        }
+        #expect(try await resolving.value)
+        // Recorded, not sent: pending again, no longer held, shown; the cancelled caller did not wait.
+        #expect(writes.isEmpty)
+        #expect(outbox.held.isEmpty)
+        #expect(outbox.pending.map(\.id) == [id])
+        #expect(outbox.pending.first?.isHeld == false)
+        #expect(post.value == Post(id: "42", title: "Mine"))
+        await outbox.replay()
+        #expect(writes.map(\.method) == [.patch])
+        #expect(try serverPost("42")?.title == "Mine")
+        #expect(outbox.pending.isEmpty)
     }
 
     @Test func aChangeMadeOnAValueTheOutboxLandedIsConditionalOnThatAnswer() async throws {
