@@ -44,12 +44,21 @@ final class TrainLink: HTTPTransport {
     let base = URLSessionTransport(timeout: .seconds(45))
     let cut = Locked(false)
     let sent = Locked<[String]>([])
+    /// Whether the next write's answer is lost: PocketBase takes it, the device sees the connection go.
+    let losesNextWrite = Locked(false)
 
     func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
         if cut.withLock({ $0 }) { throw .transport(code: .notConnectedToInternet, message: "on a train") }
         let path = request.url?.path.split(separator: "/").last.map(String.init) ?? ""
         sent.withLock { $0.append("\(request.httpMethod ?? "") \(path)") }
-        return try await base.send(request)
+        let response = try await base.send(request)
+        if request.httpMethod != "GET", losesNextWrite.withLock({ loses in
+            defer { loses = false }
+            return loses
+        }) {
+            throw .transport(code: .networkConnectionLost, message: "the train went into a tunnel")
+        }
+        return response
     }
 }
 
@@ -193,6 +202,41 @@ struct PocketBaseConflictTests {
         #expect(server.title == "Shared")
         #expect(store.outbox?.held.first?.mine(as: PBNote.self)?.title == "A's title")
         #expect(post.value?.title == "A's title")
+    }
+
+    /// A's write reaches PocketBase but its answer is lost: the next replay's check finds the version moved by
+    /// A's own write, sees the edit on the server, and lands the change, not a conflict with A itself.
+    @Test func aChangeWhoseAnswerWasLostLandsOnTheNextReplayNotAsAConflictWithItself() async throws {
+        let b = try await PocketBase.authenticated()
+        let token = try await PocketBase.token()
+        let shared = try await makeNote(b)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "pb-conflict-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let link = TrainLink()
+        let store = try deviceA(link, token: token, directory: directory, conflicts: .hold)
+        let post = store.resource(RemotePBNote.self, id: shared.id)
+        try await post.read(shared.id)
+        link.cut.withLock { $0 = true }
+        var mine = shared
+        mine.title = "A's title"
+        #expect(try await post.update(mine, optimistic: mine) == mine)
+        link.cut.withLock { $0 = false }
+        link.losesNextWrite.withLock { $0 = true }
+        link.sent.withLock { $0 = [] }
+        await store.outbox?.replay()
+        #expect(link.sent.withLock { $0 } == ["GET \(shared.id)", "PATCH \(shared.id)"])
+        #expect(store.outbox?.pending.count == 1)
+        link.sent.withLock { $0 = [] }
+        await store.outbox?.replay()
+        let server = try await b.send(RemotePBNote.readEndpoint(for: shared.id), as: PBNote.self)
+        _ = try? await b.send(RemotePBNote.deleteEndpoint(for: shared))
+        // The check alone: the server holds A's edit, so nothing is written again and nothing is held.
+        #expect(link.sent.withLock { $0 } == ["GET \(shared.id)"])
+        #expect(server.title == "A's title")
+        #expect(store.outbox?.pending.isEmpty == true)
+        #expect(store.outbox?.held.isEmpty == true)
+        #expect(post.value == server)
     }
 
     /// Why PocketBase needs the version check: it ignores `If-Match`, and B's edit is overwritten.
