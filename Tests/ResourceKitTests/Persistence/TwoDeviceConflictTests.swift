@@ -11,7 +11,7 @@ import Testing
 /// Seeded random schedules of two or three devices — each a store with its own outbox on its own directory, each
 /// with a conflict policy, a resource of each post and a feed of them all — editing and deleting the same posts
 /// through resources and through the feed, refreshing feeds, taking pushes of the server's values, going
-/// offline and online, restarting, replaying and resolving, checked against what the outbox promises: no write reaches the server unconditionally (so none
+/// offline and online, losing the answers of writes the server took, restarting, replaying and resolving, checked against what the outbox promises: no write reaches the server unconditionally (so none
 /// overwrites a change it did not see), every edit reaches the server or is reported (as a conflict with its
 /// values, or as refused), each policy does what it says, a held change stays held across restarts, and once
 /// every conflict is resolved every holder agrees with the server. `RESOURCEKIT_SEED` replays one schedule;
@@ -28,6 +28,8 @@ import Testing
 
         let backend: InMemoryBackend
         let offline = Locked(false)
+        /// Whether the next write's answer is lost after the server took it (a connection cut mid-answer).
+        let losesNextAnswer = Locked(false)
         let taken = Locked<[Write]>([])
 
         init(_ backend: InMemoryBackend) { self.backend = backend }
@@ -44,6 +46,12 @@ import Testing
                     conditional: request.value(forHTTPHeaderField: "If-Match") != nil
                         || request.value(forHTTPHeaderField: "If-Unmodified-Since") != nil)
                 taken.withLock { $0.append(write) }
+                if losesNextAnswer.withLock({ loses in
+                    defer { loses = false }
+                    return loses
+                }) {
+                    throw .transport(code: .networkConnectionLost, message: "the answer was lost")
+                }
             }
             return response
         }
@@ -265,7 +273,10 @@ import Testing
                 edits.append(Edit(device: which, id: id, token: ""))
                 _ = try? await resource.delete(shown, optimistic: true)
                 await device.outbox.replay()
-            case 54..<66:
+            case 54..<58:
+                log.append("\(device.name) will lose its next write's answer")
+                device.link.losesNextAnswer.withLock { $0 = true }
+            case 58..<66:
                 let offline = device.link.offline.withLock { state in
                     state.toggle()
                     return state
