@@ -124,7 +124,8 @@ public final class ResourceStore: Sendable {
         // holders know.)
         // (`isOwnItem` is made in the client's module, specialized: see `resource(_:id:)`.)
         let isOwn = isOwnItem(news)
-        let teaches = news.contains { $0.teachesVersion }
+        // By index: `contains(where:)`, unspecialized here, allocates an iterator on every call.
+        let teaches = news.indices.contains { news[$0].teachesVersion }
         let reaches = withRegistry { registry in
             // What the news says of the item's version is the store's, whoever else holds the item.
             if teaches {
