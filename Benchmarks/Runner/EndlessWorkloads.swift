@@ -90,6 +90,7 @@ struct EndlessWorkloads: Sendable {
             var peaks: [Double] = []
             var ends: [Double] = []
             var closes: [Double] = []
+            var afterDecision: [Double] = []
             for _ in 0..<rounds {
                 let server = try EndlessBenchmarkServer(head: item.head, prefix: item.prefix, threshold: item.threshold)
                 var transport = URLSessionTransport(timeout: .seconds(30))
@@ -101,17 +102,24 @@ struct EndlessWorkloads: Sendable {
                 let start = ContinuousClock.now
                 try await item.run(session, server)
                 let ended = ContinuousClock.now
+                // What the server had written when the client had what it would use: every byte after this is
+                // one the client let the server send after deciding to stop.
+                let atDecision = server.written
                 let outcome = try await server.outcome()
                 guard outcome.closedByClient else {
                     throw BenchmarkError("\(item.name): the server gave up after \(outcome.written) bytes")
                 }
                 peaks.append(PeakMemory.peakMegabytes - before)
+                afterDecision.append(Double(outcome.written - atDecision) / 1_048_576)
                 ends.append(Self.seconds(ended - start) * 1000)
                 closes.append(Swift.max(0, Self.seconds(outcome.at - ended)) * 1000)
             }
             report.add(Measurement(workload: item.name, variant: "peak RSS growth", unit: "MB", samples: peaks))
             report.add(Measurement(workload: item.name, variant: "call ends", unit: "ms", samples: ends))
             report.add(Measurement(workload: item.name, variant: "closed after the end", unit: "ms", samples: closes))
+            report.add(
+                Measurement(
+                    workload: item.name, variant: "written after the decision", unit: "MiB", samples: afterDecision))
             if let worst = peaks.max(), worst > Self.budgetMegabytes {
                 over.append("\(item.name): \(worst) MB")
             }
@@ -145,15 +153,20 @@ final class EndlessBenchmarkServer: Sendable {
     let passedThreshold = AsyncLatch()
     private let ended = AsyncLatch()
     private let result = Locked<Outcome?>(nil)
+    private let progress = Locked(0)
     private let descriptor: Int32
+
+    /// The body bytes written so far.
+    var written: Int { progress.withLock { $0 } }
 
     init(head: String, prefix: Data, threshold: Int) throws {
         let (fd, port) = try listenOnLoopback()
         self.port = port
         descriptor = fd
-        let (ended, passedThreshold, result) = (ended, passedThreshold, result)
+        let (ended, passedThreshold, result, progress) = (ended, passedThreshold, result, progress)
         Thread.detachNewThread {
-            let outcome = Self.answer(fd, head: head, prefix: prefix, threshold: threshold, passedThreshold)
+            let outcome = Self.answer(
+                fd, head: head, prefix: prefix, threshold: threshold, passedThreshold, progress: progress)
             result.withLock { $0 = outcome }
             ended.open()
         }
@@ -171,7 +184,9 @@ final class EndlessBenchmarkServer: Sendable {
         return outcome
     }
 
-    private static func answer(_ fd: Int32, head: String, prefix: Data, threshold: Int, _ gate: AsyncLatch) -> Outcome {
+    private static func answer(
+        _ fd: Int32, head: String, prefix: Data, threshold: Int, _ gate: AsyncLatch, progress: Locked<Int>
+    ) -> Outcome {
         let client = accept(fd, nil, nil)
         guard client >= 0 else { return Outcome(written: 0, closedByClient: false, at: .now) }
         defer { closeSocket(client) }
@@ -189,7 +204,8 @@ final class EndlessBenchmarkServer: Sendable {
         var failure = write(Data((head + "\r\nTransfer-Encoding: chunked\r\n\r\n").utf8) + first, to: client)
         while failure == nil, written < 8 << 30 {
             failure = write(block, to: client)
-            written += 64 << 10
+            if failure == nil { written += 64 << 10 }
+            progress.withLock { $0 = written }
             if written >= threshold { gate.open() }
         }
         return Outcome(written: written, closedByClient: failure == EPIPE || failure == ECONNRESET, at: .now)
