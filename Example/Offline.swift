@@ -72,6 +72,10 @@ func offlineAndPersistence(directory: String) async throws {
     // Read before the edit: the edit remembers the version it was made on (its `ETag`), for the replay's
     // precondition.
     edited = try await detail.post.read(edited.id)
+    // The feed refreshes after the detail read: its page carries no `ETag`, yet the version the detail read stays
+    // the store's, for every holder of the post, so the edit below is still made on it.
+    try await feed.feed.refresh()
+    print("  the detail read the post, then the feed refreshed (a page carries no ETag)")
     reachability.isReachable = false
     print("  the network goes away")
     edited.title = "Edited while offline"
@@ -80,6 +84,9 @@ func offlineAndPersistence(directory: String) async throws {
     print(
         "  the edit was kept in the outbox (\(store.outbox?.pending.count ?? 0) waiting):"
             + " the feed shows \(feed.title(of: edited.id))")
+    if store.outbox?.pending.last?.base?.entityTag != nil {
+        print("  it is made on the version the detail read, though the feed refreshed since: its replay is conditional")
+    }
     await persistence.flush()
     print("  quitting with \(store.outbox?.pending.count ?? 0) change(s) waiting")
 }
