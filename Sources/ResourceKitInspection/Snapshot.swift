@@ -1,10 +1,6 @@
 public import ResourceKit
 
-#if canImport(FoundationNetworking)
-    import Foundation
-#else
-    public import Foundation
-#endif
+import Foundation
 
 /// A picture of a session at one moment: its calls in flight. ``ResourceKitHTTP/NetworkSession/snapshot()`` takes it.
 ///

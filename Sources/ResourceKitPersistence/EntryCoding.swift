@@ -114,14 +114,17 @@ enum EntryCoding {
     static func entry(from record: UnsafeRawBufferPointer, key: String) -> PersistedEntry? {
         guard let (kind, found, body) = check(record), kind == .entry, found == key else { return nil }
         var reader = Reader(bytes: body, offset: 0)
-        guard let schema = reader.uint64(), let loadedAt = reader.uint64(), let value = reader.field(),
-            let tag = reader.optional(), let modified = reader.optional()
+        // A schema this platform's `Int` cannot hold (a 32-bit watch reading another device's entry) is an entry
+        // of another schema: dropped, never trapped on.
+        guard let stored = reader.uint64(), let schema = Int(exactly: Int64(bitPattern: stored)),
+            let loadedAt = reader.uint64(), let value = reader.field(), let tag = reader.optional(),
+            let modified = reader.optional()
         else { return nil }
         let describesValue = reader.offset == body.count
         guard describesValue || (reader.offset + 1 == body.count && body[reader.offset] == 0) else { return nil }
         var entry = PersistedEntry(
             key: key, value: Data(value), entityTag: tag, lastModified: modified,
-            loadedAt: Date(timeIntervalSince1970: Double(bitPattern: loadedAt)), schema: Int(Int64(bitPattern: schema)))
+            loadedAt: Date(timeIntervalSince1970: Double(bitPattern: loadedAt)), schema: schema)
         entry.validatorsDescribeValue = describesValue
         return entry
     }

@@ -1,12 +1,6 @@
 import Foundation
 import ResourceKit
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// One log file of a ``FileEntryStorage``, open for reading: written whole under a temporary name, synced, and
 /// renamed to `<first>-<last>.log`, the range of batch numbers whose records it holds (one batch, or the
 /// batches a merge rewrote into one file). Never changed once in place. Closed when the last reference
@@ -35,11 +29,12 @@ final class EntryLogFile: Sendable {
         let descriptor = openFile(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         var info = stat()
-        guard fstat(descriptor, &info) == 0 else {
+        // A file larger than this platform's `Int` addresses (2 GiB on a 32-bit watch) cannot be read whole.
+        guard fstat(descriptor, &info) == 0, let size = Int(exactly: info.st_size) else {
             close(descriptor)
             return nil
         }
-        return EntryLogFile(first: first, last: last, descriptor: descriptor, size: Int(info.st_size))
+        return EntryLogFile(first: first, last: last, descriptor: descriptor, size: size)
     }
 
     static func name(first: UInt64, last: UInt64) -> String { hex(first) + "-" + hex(last) + ".log" }
@@ -211,7 +206,7 @@ final class EntryLogWriter {
     ///   once the file is in place).
     func finish(as name: String, in prefix: String) throws(NetworkError) -> Int32 {
         try flush()
-        guard fsync(descriptor) == 0 else { throw .file("cannot sync \(path): \(errorText())") }
+        guard Platform.fullSync(descriptor) else { throw .file("cannot sync \(path): \(errorText())") }
         let reading = openFile(path, O_RDONLY | O_CLOEXEC)
         guard reading >= 0 else { throw .file("cannot open \(path): \(errorText())") }
         close(descriptor)
@@ -239,7 +234,7 @@ func syncDirectory(_ path: String) throws(NetworkError) {
     let descriptor = openFile(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     guard descriptor >= 0 else { throw .file("cannot open \(path): \(errorText())") }
     defer { close(descriptor) }
-    guard fsync(descriptor) == 0 else { throw .file("cannot sync \(path): \(errorText())") }
+    guard Platform.fullSync(descriptor) else { throw .file("cannot sync \(path): \(errorText())") }
 }
 
 /// The text of `errno`.

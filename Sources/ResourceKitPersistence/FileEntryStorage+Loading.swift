@@ -1,12 +1,6 @@
 import Foundation
 import ResourceKit
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 // Reading the directory: every log file into an index, at opening and when another storage wrote.
 extension FileEntryStorage {
     /// What ``load()`` reads from the directory.

@@ -2,12 +2,6 @@ import Foundation
 import ResourceKit
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 // Writing: one batch as one log file, merged with the small files before it.
 extension FileEntryStorage {
 

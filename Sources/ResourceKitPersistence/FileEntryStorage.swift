@@ -2,12 +2,6 @@ public import Foundation
 public import ResourceKit
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Entries in files: one directory per store (make one per signed-in user to keep their data apart), one log
 /// file per batch, each write atomic and checked.
 ///

@@ -1,14 +1,6 @@
 public import Foundation
 public import ResourceKitHTTP
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// A body downloaded to a file: what ``ResourceKitHTTP/NetworkSession/download(_:to:progress:)`` returns.
 public struct DownloadedFile: Sendable, Equatable {
     /// The file: the destination you gave.
@@ -244,15 +236,7 @@ struct DownloadFiles: Sendable {
 
     /// The partial file, open for writing after its first `offset` bytes (all of it emptied when 0).
     func open(keeping offset: Int) throws(NetworkError) -> PartialFile {
-        let descriptor = partial.path.withCString { path in
-            #if canImport(Darwin)
-                Darwin.open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
-            #elseif canImport(Musl)
-                Musl.open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
-            #else
-                Glibc.open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
-            #endif
-        }
+        let descriptor = partial.path.withCString(openForWriting)
         guard descriptor >= 0 else {
             throw .file("could not open \(partial.path): \(String(cString: strerror(errno)))")
         }
@@ -323,15 +307,12 @@ final class PartialFile {
 
     static let handOverSize = 8 << 20
 
-    /// glibc's `sync_file_range`, looked up at run time: its declaration needs `_GNU_SOURCE`, which Swift's import
-    /// of the C library does not set.
+    /// glibc's `sync_file_range`, looked up at run time, by name, where the C library has it: its declaration
+    /// needs `_GNU_SOURCE`, which Swift's import of the C library does not set. Other C libraries have none (a
+    /// null handle finds nothing on Darwin), and the whole file is written at the final `fsync` there.
     private static let syncFileRange: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32)? = {
-        #if os(Linux)
-            guard let symbol = dlsym(nil, "sync_file_range") else { return nil }
-            return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32).self)
-        #else
-            return nil
-        #endif
+        guard let symbol = dlsym(nil, "sync_file_range") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32).self)
     }()
 
     /// Flushes the file to disk and closes it.
@@ -353,4 +334,10 @@ final class PartialFile {
     }
 
     deinit { close() }
+}
+
+/// `open(2)` for writing, creating the file: at file scope, where `open` is the C library's (inside a type with an
+/// `open` method of its own, the name would be that method).
+private func openForWriting(_ path: UnsafePointer<CChar>) -> Int32 {
+    open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
 }

@@ -1,13 +1,5 @@
 package import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Ends the transfer when the last copy of a body and its iterators are gone unread.
 final class BodyReader: Sendable {
     let channel: BodyChannel

@@ -1,13 +1,5 @@
 public import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// A response whose head has arrived and whose body arrives as it comes: what
 /// ``NetworkSession/bytes(_:)`` returns.
 public struct StreamedResponse: Sendable {
