@@ -41,11 +41,14 @@ final class TaskHandle: NSObject, URLSessionTaskDelegate, StoppableRequest, Rout
 
     /// The task has completed: returns the challenge response it got, if any, and whether the request was
     /// cancelled, and lets go of the task, which holds this handle as its delegate.
-    func finish() -> (challenged: HTTPURLResponse?, cancelled: Bool) {
-        state.withLock { state in
-            state.task = nil
-            return (state.challenged, state.isCancelled)
+    func finish() -> (challenged: HTTPURLResponse?, cancelled: Bool, head: URLResponse?) {
+        let (challenged, cancelled, task) = state.withLock { state in
+            defer { state.task = nil }
+            return (state.challenged, state.isCancelled, state.task)
         }
+        // The head, if it arrived: a completion handler gets none with an error, and a body cut short is told
+        // by it.
+        return (challenged, cancelled, task?.response)
     }
 
     /// Cancels the task on ``URLSessionTransport/waitingCalls``, never waiting for it here: `cancel()` waits for
@@ -109,7 +112,8 @@ final class TaskHandle: NSObject, URLSessionTaskDelegate, StoppableRequest, Rout
         }
         completion(
             URLSessionTransport.result(
-                data: body, response: response, error: error, challenged: challenged, cancelled: cancelled))
+                data: body, response: response, error: error, challenged: challenged, cancelled: cancelled,
+                received: body.count))
     }
 
     // MARK: Task delegate

@@ -194,12 +194,18 @@ public struct URLSessionTransport: HTTPTransport {
                 + "read it with bytes(_:) or download(_:to:)")
     }
 
+    /// - Parameters:
+    ///   - headReceived: The response whose head arrived before the error, when the task tells it (a completion
+    ///     handler gets no response with an error): a body cut short is told apart from a failed connection by it.
+    ///   - received: How many body bytes arrived before the error, when they were counted.
     static func result(
         data: Data?,
         response: URLResponse?,
         error: (any Error)?,
         challenged: HTTPURLResponse?,
-        cancelled: Bool
+        cancelled: Bool,
+        headReceived: URLResponse? = nil,
+        received: Int? = nil
     ) -> Result<HTTPResponse, NetworkError> {
         // A rejected challenge ends the task as "cancelled"; unless the caller cancelled, the answer is the
         // challenge's own response.
@@ -216,7 +222,9 @@ public struct URLSessionTransport: HTTPTransport {
                     return .failure(.transport(code: .networkConnectionLost, message: closedBeforeAnsweringMessage))
                 }
             #endif
-            return .failure(truncatedBody(error) ?? NetworkError(error))
+            return .failure(
+                cutShort(error, head: headReceived ?? response, received: received ?? data?.count)
+                    ?? NetworkError(error))
         }
         guard let http = response as? HTTPURLResponse else {
             return .failure(.transport(code: .badServerResponse, message: "the response is not an HTTP response"))
@@ -224,15 +232,36 @@ public struct URLSessionTransport: HTTPTransport {
         return .success(Self.response(http, body: data ?? Data()))
     }
 
-    /// The error of a body that ended before the length its head announced (`Content-Length`, or a chunked body
-    /// without its last chunk), which libcurl reports as a transfer error of its own words: the response is
-    /// invalid, not the transport.
-    static func truncatedBody(_ error: any Error) -> NetworkError? {
+    /// The error of a body that ended before its end: its head arrived, then the connection failed before the
+    /// length the head announced (`Content-Length`, when the body is not re-encoded), or, without one (a chunked
+    /// body), before the body ended. The response is invalid, not the transport: it is not retried as a failed
+    /// connection. Decided by the head and the bytes, never by the error's text, which is libcurl's on Linux
+    /// ("transfer closed with…", code `unknown` or `networkConnectionLost`) and CFNetwork's on Apple platforms
+    /// (`networkConnectionLost`). A cancelled or timed-out transfer is not cut short: it stopped.
+    /// - Parameters:
+    ///   - head: The response whose head arrived, if one did.
+    ///   - received: How many body bytes arrived, when they were counted.
+    static func cutShort(_ error: any Error, head: URLResponse?, received: Int?) -> NetworkError? {
         guard let error = error as? URLError, error.code != .cancelled, error.code != .timedOut,
-            error.localizedDescription.contains("transfer closed with")
+            let head = head as? HTTPURLResponse
         else { return nil }
-        return .invalidResponse("\(truncatedBodyMessage) (\(error.localizedDescription))")
+        let headers = Self.response(head, body: Data()).headers
+        // A compressed body arrives decoded: its length is not the one announced.
+        let isIdentity = headers["Content-Encoding"].map { $0.lowercased() == "identity" } ?? true
+        if isIdentity, let announced = headers["Content-Length"].flatMap(Int64.init), let received {
+            guard Int64(received) < announced else { return nil }
+        } else {
+            // No length to compare: a connection that fails once the body started is a body cut short.
+            guard Self.connectionFailures.contains(error.code) else { return nil }
+        }
+        return .invalidResponse("\(truncatedBodyMessage) (\(NetworkError(error).message))")
     }
+
+    /// The codes a connection that failed mid-body ends a task with: CFNetwork's, and libcurl's through
+    /// swift-corelibs-foundation (a partial transfer is `unknown` there, a reset `networkConnectionLost`).
+    private static let connectionFailures: Set<URLError.Code> = [
+        .networkConnectionLost, .unknown, .cannotParseResponse, .badServerResponse,
+    ]
 
     /// How the error of a body cut short starts: a stream of events reads it as a lost connection.
     package static let truncatedBodyMessage = "the body ended before its announced end"
@@ -327,7 +356,7 @@ extension URLSessionTransport: CallbackTransport {
         }
         let limit = handle.maximumBodySize
         let task = session.dataTask(with: request) { data, response, error in
-            let (challenged, cancelled) = handle.finish()
+            let (challenged, cancelled, head) = handle.finish()
             // Gathered by `URLSession` itself: checked once it has all arrived.
             if !cancelled, error == nil, (data?.count ?? 0) > limit {
                 completion(.failure(Self.bodyTooLong(limit)))
@@ -335,7 +364,8 @@ extension URLSessionTransport: CallbackTransport {
             }
             completion(
                 Self.result(
-                    data: data, response: response, error: error, challenged: challenged, cancelled: cancelled))
+                    data: data, response: response, error: error, challenged: challenged, cancelled: cancelled,
+                    headReceived: head))
         }
         // The handle is the task's delegate too: one object (and one lock) per request instead of two.
         task.delegate = handle

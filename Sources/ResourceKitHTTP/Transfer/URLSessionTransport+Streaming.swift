@@ -90,8 +90,8 @@ final class StreamedTask: RoutedTask {
         var challenged: HTTPURLResponse?
         /// The reader or the caller stopped the task.
         var isStopped = false
-        /// The body's length as its head announced it, and how much of it has come.
-        var expected: Int?
+        /// The head, once it came, and how much of the body has come.
+        var response: HTTPURLResponse?
         var received = 0
     }
 
@@ -131,12 +131,9 @@ final class StreamedTask: RoutedTask {
         let (body, writer) = ResponseBody.makeSpillingStream()
         writer.onTermination { [weak self] in self?.stop() }
         let response = URLSessionTransport.response(http, body: Data())
-        // A compressed body arrives decoded: its length is not the one announced.
-        let isIdentity = response.headers["Content-Encoding"].map { $0.lowercased() == "identity" } ?? true
-        let expected = isIdentity ? response.headers["Content-Length"].flatMap(Int.init) : nil
         let head = state.withLock { state in
             state.writer = writer
-            state.expected = expected
+            state.response = http
             return state.head.take()
         }
         head?.resume(
@@ -158,33 +155,32 @@ final class StreamedTask: RoutedTask {
     /// The task ended: before its head, the caller gets the error (or the challenge's response); after it,
     /// the body ends.
     func completed(with error: (any Error)?) {
-        let (head, writer, challenged, isStopped, short) = state.withLock { state in
+        let (waiter, writer, challenged, isStopped, head, received) = state.withLock { state in
             (
-                state.head.take(), state.writer.take(), state.challenged, state.isStopped,
-                state.expected.map { state.received < $0 } ?? false
+                state.head.take(), state.writer.take(), state.challenged, state.isStopped, state.response,
+                state.received
             )
         }
-        if let head {
+        if let waiter {
             switch URLSessionTransport.result(
                 data: nil, response: nil, error: error ?? URLError(.badServerResponse), challenged: challenged,
                 cancelled: false)
             {
             case .success(let response):
-                head.resume(
+                waiter.resume(
                     returning: .success(
                         StreamedResponse(
                             statusCode: response.statusCode, headers: response.headers, url: response.url,
                             body: ResponseBody(Data()))))
             case .failure(let failure):
-                head.resume(returning: .failure(failure))
+                waiter.resume(returning: .failure(failure))
             }
         }
         // A rejected challenge ends the task as cancelled, after its response's head and body: that body is
-        // complete.
-        var failure = error.map { URLSessionTransport.truncatedBody($0) ?? NetworkError($0) }
-        // A body cut short by the connection, whatever words the platform has for it.
-        if short, !isStopped, let cut = failure, cut.code == .transport {
-            failure = .invalidResponse("\(URLSessionTransport.truncatedBodyMessage) (\(cut.message))")
+        // complete. A body cut short by the connection is told by its head and its bytes.
+        let failure = error.map { error in
+            (isStopped ? nil : URLSessionTransport.cutShort(error, head: head, received: received))
+                ?? NetworkError(error)
         }
         writer?.finish(throwing: challenged != nil && !isStopped && failure == .cancelled ? nil : failure)
     }
