@@ -85,8 +85,15 @@
 
     /// The home slot: the hash's high bits scaled to the table's size, which need not be a power of two.
     @inlinable func slot(of hash: Int) -> Int {
-        Int(truncatingIfNeeded: UInt64(UInt(bitPattern: hash)).multipliedFullWidth(by: UInt64(size)).high)
+        Int(truncatingIfNeeded: scaledSlot(UInt(bitPattern: hash), slots: UInt(truncatingIfNeeded: size)))
     }
 
     @inlinable static func tag(of hash: Int) -> UInt8 { UInt8(truncatingIfNeeded: hash) | 0x80 }
+}
+
+/// `hash` scaled to `0..<slots` by its high bits: the high word of their full-width product, in the hash's own
+/// width. Widening a 32-bit hash to 64 bits first (as the index once did) left every high word 0 on a 32-bit
+/// `Int` (watchOS devices): every id in slot 0, every lookup a scan.
+@inlinable package func scaledSlot<Word: FixedWidthInteger & UnsignedInteger>(_ hash: Word, slots: Word) -> Word {
+    hash.multipliedFullWidth(by: slots).high
 }

@@ -157,7 +157,9 @@ enum RetryAfter {
             return nil
         }
         if text.allSatisfy(\.isASCII), text.allSatisfy(\.isNumber) {
-            guard let seconds = Int(text) else { return .seconds(Int.max / 1_000_000_000) }
+            // In 64 bits on every platform: an `Int` of 32 bits (watchOS devices) would refuse a wait past 68 years
+            // and clamp every longer one to 2 s.
+            guard let seconds = Int64(text) else { return .seconds(Int64.max / 1_000_000_000) }
             return .seconds(seconds)
         }
         let formatter = DateFormatter()
