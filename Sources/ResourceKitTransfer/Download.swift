@@ -87,7 +87,7 @@ extension NetworkSession {
                 try files.complete()
                 return DownloadedFile(
                     url: files.destination, statusCode: 416, headers: error.headers ?? HTTPHeaders(),
-                    byteCount: resume.offset, resumedFrom: resume.offset)
+                    byteCount: Int(clamping: resume.offset), resumedFrom: Int(clamping: resume.offset))
             }
             return try await download(endpoint, files: files, progress: progress, resuming: false)
         }
@@ -96,8 +96,9 @@ extension NetworkSession {
             let body = (try? await response.body.collect(upTo: Self.streamedErrorBodyLimit)) ?? Data()
             throw .httpStatus(code: response.statusCode, body: body, headers: response.headers)
         }
-        var offset = 0
-        var total = response.expectedLength
+        // Counted in 64 bits: a file may be larger than a 32-bit `Int` (watchOS devices) counts.
+        var offset: Int64 = 0
+        var total = response.headers["Content-Length"].flatMap(Int64.init).flatMap { $0 >= 0 ? $0 : nil }
         // A body the server compressed anyway is not counted by its length, and cannot be resumed by offset.
         let encoded = response.headers["Content-Encoding"].map { $0.lowercased() != "identity" } ?? false
         if encoded { total = nil }
@@ -114,7 +115,7 @@ extension NetworkSession {
                 return try await download(endpoint, files: files, progress: progress, resuming: false)
             }
             offset = resume.offset
-            total = range.total ?? response.expectedLength.map { $0 + offset }
+            total = range.total ?? response.headers["Content-Length"].flatMap(Int64.init).map { $0 + offset }
         }
         let writer = try files.open(keeping: offset)
         let validator = encoded ? nil : DownloadFiles.validator(in: response.headers)
@@ -125,7 +126,7 @@ extension NetworkSession {
             // A loop that falls behind the network gets what waits in one piece (up to 256 KB): one write.
             for try await chunk in response.body {
                 try writer.write(chunk)
-                written += chunk.count
+                written += Int64(chunk.count)
                 progress?.advance(by: chunk.count)
             }
         } catch {
@@ -143,31 +144,31 @@ extension NetworkSession {
         try writer.finish()
         try files.complete()
         return DownloadedFile(
-            url: files.destination, statusCode: response.statusCode, headers: response.headers, byteCount: written,
-            resumedFrom: offset)
+            url: files.destination, statusCode: response.statusCode, headers: response.headers,
+            byteCount: Int(clamping: written), resumedFrom: Int(clamping: offset))
     }
 }
 
 /// `Content-Range: bytes 100-199/1000` (or `bytes */1000` on a `416`).
 struct ContentRange {
-    var start: Int
-    var total: Int?
+    var start: Int64
+    var total: Int64?
 
     init?(_ text: String?) {
         guard let text, text.hasPrefix("bytes ") else { return nil }
         let spec = text.dropFirst("bytes ".count)
         let parts = spec.split(separator: "/", maxSplits: 1)
-        guard let range = parts.first, let dash = range.firstIndex(of: "-"), let start = Int(range[..<dash]),
+        guard let range = parts.first, let dash = range.firstIndex(of: "-"), let start = Int64(range[..<dash]),
             start >= 0
         else { return nil }
         self.start = start
-        self.total = parts.count == 2 ? Int(parts[1]).flatMap { $0 >= 0 ? $0 : nil } : nil
+        self.total = parts.count == 2 ? Int64(parts[1]).flatMap { $0 >= 0 ? $0 : nil } : nil
     }
 
     /// The total of `bytes */1000`.
-    static func total(in text: String?) -> Int? {
+    static func total(in text: String?) -> Int64? {
         guard let text, text.hasPrefix("bytes */") else { return nil }
-        return Int(text.dropFirst("bytes */".count)).flatMap { $0 >= 0 ? $0 : nil }
+        return Int64(text.dropFirst("bytes */".count)).flatMap { $0 >= 0 ? $0 : nil }
     }
 }
 
@@ -200,7 +201,7 @@ struct DownloadFiles: Sendable {
 
     /// Where an interrupted download of `identity` stopped, and the validator its response named; `nil` when
     /// there is none, or it was of another resource (then it is dropped).
-    func resumePoint(for identity: String) -> (offset: Int, validator: String)? {
+    func resumePoint(for identity: String) -> (offset: Int64, validator: String)? {
         guard let data = FileManager.default.contents(atPath: validatorFile.path),
             let text = String(data: data, encoding: .utf8), let newline = text.firstIndex(of: "\n")
         else { return nil }
@@ -210,7 +211,7 @@ struct DownloadFiles: Sendable {
             return nil
         }
         guard !validator.isEmpty, let attributes = try? FileManager.default.attributesOfItem(atPath: partial.path),
-            let size = (attributes[.size] as? NSNumber)?.intValue, size > 0
+            let size = (attributes[.size] as? NSNumber)?.int64Value, size > 0
         else { return nil }
         return (size, validator)
     }
@@ -235,7 +236,7 @@ struct DownloadFiles: Sendable {
     }
 
     /// The partial file, open for writing after its first `offset` bytes (all of it emptied when 0).
-    func open(keeping offset: Int) throws(NetworkError) -> PartialFile {
+    func open(keeping offset: Int64) throws(NetworkError) -> PartialFile {
         let descriptor = partial.path.withCString(openForWriting)
         guard descriptor >= 0 else {
             throw .file("could not open \(partial.path): \(String(cString: strerror(errno)))")
@@ -279,10 +280,10 @@ final class PartialFile {
     private let path: String
     private var isClosed = false
     /// Where the next write goes, and up to where the disk was asked to write.
-    private var written: Int
-    private var handedOver: Int
+    private var written: Int64
+    private var handedOver: Int64
 
-    init(handle: FileHandle, path: String, offset: Int = 0) {
+    init(handle: FileHandle, path: String, offset: Int64 = 0) {
         self.handle = handle
         self.path = path
         written = offset
@@ -296,16 +297,16 @@ final class PartialFile {
             close()
             throw .file("could not write \(path): \(error.localizedDescription)")
         }
-        written += chunk.count
+        written += Int64(chunk.count)
         if written - handedOver >= Self.handOverSize, let syncRange = Self.syncFileRange {
             // SYNC_FILE_RANGE_WRITE: start writing the range, without waiting. A failure here is harmless: the
             // `fsync` at the end still writes everything, and reports what fails.
-            _ = syncRange(handle.fileDescriptor, Int64(handedOver), Int64(written - handedOver), 2)
+            _ = syncRange(handle.fileDescriptor, handedOver, written - handedOver, 2)
             handedOver = written
         }
     }
 
-    static let handOverSize = 8 << 20
+    static let handOverSize: Int64 = 8 << 20
 
     /// glibc's `sync_file_range`, looked up at run time, by name, where the C library has it: its declaration
     /// needs `_GNU_SOURCE`, which Swift's import of the C library does not set. Other C libraries have none (a

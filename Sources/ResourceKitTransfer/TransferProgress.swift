@@ -90,14 +90,18 @@ public final class TransferProgress: Sendable, Observable, ProgressReporting {
     }
 
     /// The transfer (re)started: `completed` bytes are there already, of `expected`.
-    package func start(completed: Int, expected: Int?) {
+    package func start(completed: Int64, expected: Int64?) {
         update(force: true) {
-            $0 = Status(completedBytes: completed, expectedBytes: expected)
+            $0 = Status(completedBytes: Int(clamping: completed), expectedBytes: expected.map { Int(clamping: $0) })
         }
     }
 
     package func advance(by count: Int) {
-        update(force: false) { $0.completedBytes += count }
+        // Saturating: past `Int.max` bytes (2 GiB where `Int` has 32 bits) the count stays there, never traps.
+        update(force: false) { status in
+            let (sum, overflow) = status.completedBytes.addingReportingOverflow(count)
+            status.completedBytes = overflow ? .max : sum
+        }
     }
 
     package func finish() {

@@ -21,6 +21,8 @@ final class TaskHandle: NSObject, URLSessionTaskDelegate, StoppableRequest, Rout
         var body = Data()
         var isOverLimit = false
         var completion: (@Sendable (Result<HTTPResponse, NetworkError>) -> Void)?
+        /// The library's stream of the request's streamed body, from which a restart makes a fresh one.
+        var uploadBody: BodyInputStream?
     }
     private let state = Locked(State())
     /// The most body bytes a routed task holds.
@@ -65,6 +67,12 @@ final class TaskHandle: NSObject, URLSessionTaskDelegate, StoppableRequest, Rout
     }
 
     func stop() { cancel() }
+
+    /// The library's stream of the request's streamed body, if it has one; set before the task starts.
+    var uploadBody: BodyInputStream? {
+        get { state.withLock { $0.uploadBody } }
+        set { state.withLock { $0.uploadBody = newValue } }
+    }
 
     // MARK: Routed tasks
 
@@ -142,7 +150,7 @@ final class TaskHandle: NSObject, URLSessionTaskDelegate, StoppableRequest, Rout
         task: URLSessionTask,
         needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
     ) {
-        URLSessionTransport.restartBody(of: task, completionHandler)
+        URLSessionTransport.restartBody(uploadBody, stop: { [weak self] in self?.cancel() }, completionHandler)
     }
 }
 
@@ -154,6 +162,10 @@ protocol RoutedTask: AnyObject, Sendable {
     func completed(with error: (any Error)?)
     /// An authentication challenge came with this response: the task's answer, once it ends.
     func challenged(by response: HTTPURLResponse)
+    /// The library's stream of the request's streamed body, if it has one.
+    var uploadBody: BodyInputStream? { get }
+    /// Stops the task: its body failed.
+    func stop()
 }
 
 /// The delegate of a session that a transport makes: it hands each task's events to the task's ``RoutedTask``.
@@ -212,6 +224,7 @@ final class TaskRouter: NSObject, URLSessionDataDelegate, Sendable {
         task: URLSessionTask,
         needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
     ) {
-        URLSessionTransport.restartBody(of: task, completionHandler)
+        let routed = self.task(task.taskIdentifier)
+        URLSessionTransport.restartBody(routed?.uploadBody, stop: { routed?.stop() }, completionHandler)
     }
 }

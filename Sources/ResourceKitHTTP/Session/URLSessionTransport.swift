@@ -80,6 +80,8 @@ public struct URLSessionTransport: HTTPTransport {
         self.session = session
         self.router = router
         self.streaming = StreamingSession(configuration: session.configuration)
+        // platforms: swift-corelibs-foundation traps on a timeout it cannot turn into milliseconds; CFNetwork does
+        // not
         #if canImport(FoundationNetworking)
             let timeout = session.configuration.timeoutIntervalForRequest
             self.unusable =
@@ -133,6 +135,8 @@ public struct URLSessionTransport: HTTPTransport {
     ///     when `configuration` has a cookie store (`.default` and `.ephemeral` do).
     public init(configuration: URLSessionConfiguration, cookieStorage: HTTPCookieStorage? = nil) {
         let configuration = (configuration.copy() as? URLSessionConfiguration) ?? configuration
+        // platforms: swift-corelibs-foundation crashes a cancelled request whose response it would cache; CFNetwork
+        // does not
         #if canImport(FoundationNetworking)
             configuration.urlCache = nil
         #endif
@@ -146,6 +150,8 @@ public struct URLSessionTransport: HTTPTransport {
     /// `URLSession`'s own queue (``InlineDelegateQueue``), as `data(for:)` runs its completion, instead of waking
     /// a thread of an operation queue for each request.
     private static func makeSession(_ configuration: URLSessionConfiguration) -> (URLSession, TaskRouter?) {
+        // platforms: on Linux the body comes through a delegate on URLSession's own queue, bounded as it arrives (see
+        // InlineDelegateQueue); Apple platforms keep their own delivery
         #if canImport(FoundationNetworking)
             let router = TaskRouter()
             return (
@@ -213,6 +219,8 @@ public struct URLSessionTransport: HTTPTransport {
             return .success(Self.response(challenged, body: Data()))
         }
         if let error {
+            // platforms: libcurl's "Empty reply from server" is the only use of badServerResponse in
+            // swift-corelibs-foundation; on Apple platforms the code means a malformed response
             #if canImport(FoundationNetworking)
                 // swift-corelibs-foundation reports a connection closed before any response byte (libcurl's
                 // "Empty reply from server", its only use of this code) as `badServerResponse`; Darwin, and Linux
@@ -306,8 +314,22 @@ public struct URLSessionTransport: HTTPTransport {
     /// a fresh stream of the same body, or, for a caller's stream, which cannot be read twice, one that fails,
     /// so that the transfer ends rather than send the body short.
 
-    static func restartBody(of task: URLSessionTask, _ completionHandler: @Sendable (InputStream?) -> Void) {
-        completionHandler((task.originalRequest?.httpBodyStream as? BodyInputStream)?.restarted())
+    static func restartBody(
+        _ body: BodyInputStream?, stop: @escaping @Sendable () -> Void,
+        _ completionHandler: @Sendable (InputStream?) -> Void
+    ) {
+        completionHandler(body.map { Platform.sessionStream(for: $0.restarted(), stop: stop) })
+    }
+
+    /// The request as `URLSession` gets it: a streamed body as ``Platform/sessionStream(for:stop:)`` hands it
+    /// over, and the library's stream of that body, from which a restart makes a fresh one.
+    static func prepared(
+        _ request: URLRequest, stop: @escaping @Sendable () -> Void
+    ) -> (URLRequest, BodyInputStream?) {
+        guard let body = request.httpBodyStream as? BodyInputStream else { return (request, nil) }
+        var request = request
+        request.httpBodyStream = Platform.sessionStream(for: body, stop: stop)
+        return (request, body)
     }
 
     static func response(_ http: HTTPURLResponse, body: Data) -> HTTPResponse {
@@ -345,6 +367,9 @@ extension URLSessionTransport: CallbackTransport {
         // An adapter may have set any `timeoutInterval`; Linux's `URLSession` traps on the ones it cannot convert.
         let timeout = Self.inactivityTimeout(request.timeoutInterval)
         if timeout != request.timeoutInterval { request.timeoutInterval = timeout }
+        let (prepared, body) = Self.prepared(request) { [weak handle] in handle?.cancel() }
+        request = prepared
+        handle.uploadBody = body
         if let router {
             // No completion handler: the body comes to the handle through the session's delegate, on
             // `URLSession`'s queue, chunk by chunk, and is bounded there.
@@ -373,6 +398,8 @@ extension URLSessionTransport: CallbackTransport {
     }
 }
 
+// platforms: an OperationQueue that runs its operations inline is sound with swift-corelibs-foundation's delivery
+// only
 #if canImport(FoundationNetworking)
     /// The delegate queue of a session ``URLSessionTransport`` makes itself, on Linux: it runs each operation at
     /// once, on the thread that adds it, which is `URLSession`'s own queue.

@@ -26,27 +26,42 @@ extension URLSessionTransport {
 /// The `URLSession` of a transport's streamed requests and its delegate, which routes each task's events to
 /// the task's own ``StreamedTask``.
 final class StreamingSession: Sendable {
-    private let configuration: URLSessionConfiguration
+    /// The configuration until the session is made on first use, then the session. Behind the lock, not a stored
+    /// property: `URLSessionConfiguration` is `Sendable` in swift-corelibs-foundation but not in every Apple SDK.
+    private enum Lazy {
+        case configuration(URLSessionConfiguration)
+        case session(URLSession)
+    }
+
     private let router = TaskRouter()
-    private let session = Locked<URLSession?>(nil)
+    private let lazy: Locked<Lazy>
 
     init(configuration: URLSessionConfiguration) {
         // A copy: the transport's session keeps its own.
-        self.configuration = (configuration.copy() as? URLSessionConfiguration) ?? configuration
-        #if canImport(FoundationNetworking)
+        let copy = (configuration.copy() as? URLSessionConfiguration) ?? configuration
+        #if canImport(FoundationNetworking)  // platforms: swift-corelibs-foundation's crash (see `init(session:)`)
             // See `URLSessionTransport.init(session:)`: a cache can crash a request cancelled as it completes.
-            self.configuration.urlCache = nil
+            copy.urlCache = nil
         #endif
+        lazy = Locked(.configuration(copy))
     }
 
-    deinit { session.withLock { $0?.finishTasksAndInvalidate() } }
+    deinit {
+        lazy.withLock { lazy in
+            if case .session(let session) = lazy { session.finishTasksAndInvalidate() }
+        }
+    }
 
     private var urlSession: URLSession {
-        session.withLock { session in
-            if let session { return session }
-            let made = URLSession(configuration: configuration, delegate: router, delegateQueue: Self.delegateQueue())
-            session = made
-            return made
+        lazy.withLock { lazy in
+            switch lazy {
+            case .session(let session): return session
+            case .configuration(let configuration):
+                let made = URLSession(
+                    configuration: configuration, delegate: router, delegateQueue: Self.delegateQueue())
+                lazy = .session(made)
+                return made
+            }
         }
     }
 
@@ -56,6 +71,8 @@ final class StreamingSession: Sendable {
     /// fill memory faster than any reader empties it. Nothing the delegate runs waits for `URLSession`'s queue:
     /// cancels and challenge answers go to other queues.
     private static func delegateQueue() -> OperationQueue {
+        // platforms: swift-corelibs-foundation gathers nothing on its own queue, and its delegate queue's
+        // `addOperation` is where each chunk is handed over; CFNetwork calls delegates its own way.
         #if canImport(FoundationNetworking)
             InlineDelegateQueue()
         #else
@@ -67,8 +84,12 @@ final class StreamingSession: Sendable {
 
     /// Starts the request; returns when its head arrived.
     func start(_ request: URLRequest) async throws(NetworkError) -> StreamedResponse {
-        let task = urlSession.dataTask(with: request)
-        let streamed = StreamedTask(task)
+        // Set once the task is made: a streamed body that fails stops it.
+        let stopping = Locked<StreamedTask?>(nil)
+        let (prepared, body) = URLSessionTransport.prepared(request) { stopping.withLock { $0 }?.stop() }
+        let task = urlSession.dataTask(with: prepared)
+        let streamed = StreamedTask(task, uploadBody: body)
+        stopping.withLock { $0 = streamed }
         router.register(streamed, for: task.taskIdentifier)
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
@@ -97,8 +118,15 @@ final class StreamedTask: RoutedTask {
 
     private let task: URLSessionDataTask
     private let state = Locked(State())
+    /// The library's stream of the request's streamed body, if it has one.
+    private let body: Locked<BodyInputStream?>
 
-    init(_ task: URLSessionDataTask) { self.task = task }
+    init(_ task: URLSessionDataTask, uploadBody: BodyInputStream? = nil) {
+        self.task = task
+        self.body = Locked(uploadBody)
+    }
+
+    var uploadBody: BodyInputStream? { body.withLock { $0 } }
 
     func awaitHead(_ continuation: CheckedContinuation<Result<StreamedResponse, NetworkError>, Never>) {
         state.withLock { $0.head = continuation }

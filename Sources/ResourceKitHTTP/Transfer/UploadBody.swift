@@ -13,7 +13,7 @@ package final class UploadBody: Sendable {
 
     let pieces: [Piece]
     /// The body's length in bytes, when every piece's is known.
-    let length: Int?
+    let length: Int64?
     let progress: (any ProgressReporting)?
     /// Whether every piece can be read again: no stream of the caller's.
     let isReplayable: Bool
@@ -23,12 +23,12 @@ package final class UploadBody: Sendable {
     init(pieces: [Piece], progress: (any ProgressReporting)?) {
         self.pieces = pieces
         self.progress = progress
-        var length = 0
+        var length: Int64 = 0
         var known = true
         var replayable = true
         for piece in pieces {
             switch piece {
-            case .bytes(let data): length += data.count
+            case .bytes(let data): length += Int64(data.count)
             case .file(_, let size, _): length += size
             case .stream:
                 known = false
@@ -100,8 +100,10 @@ package final class OneShotStream: @unchecked Sendable {
 /// from disk a buffer at a time, so that a large file costs no memory. It counts the bytes it hands out in
 /// the body's progress.
 ///
-/// `URLSession` reads it on its own thread; `StubTransport` and other transports may read it anywhere,
-/// once.
+/// It is only ever read synchronously, through `read(_:maxLength:)`: by `URLSession` on Linux, on its own
+/// thread; by ``BodyPump`` on Apple platforms, whose `URLSession` gets a bound pair instead
+/// (``Platform/sessionStream(for:stop:)``); by `StubTransport` and other transports, anywhere, once.
+// platforms: a subclass that only reads is sound wherever nothing schedules it on a run loop (see above).
 final class BodyInputStream: InputStream {
     let body: UploadBody
     /// The caller's streams of the body's stream pieces; `nil` until claimed, at the first read of a stream
@@ -115,7 +117,7 @@ final class BodyInputStream: InputStream {
     /// The open file of a `.file` piece.
     private var descriptor: Int32 = -1
     /// How much of the current file piece was read.
-    private var fileOffset = 0
+    private var fileOffset: Int64 = 0
     /// The last bytes of the file read so far, for a delimiter that straddles two reads.
     private var tail = Data()
     private var status: Stream.Status = .notOpen
@@ -215,7 +217,7 @@ final class BodyInputStream: InputStream {
     /// The file is sent as long as it was when the request was built: bytes it gained since are not sent, and
     /// a file that became shorter fails the transfer, so that the body is never cut short unnoticed.
     private func readFile(
-        _ url: URL, size: Int, delimiter: Data?, into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int
+        _ url: URL, size: Int64, delimiter: Data?, into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int
     ) -> (count: Int, ended: Bool)? {
         if fileOffset >= size {
             if descriptor >= 0 { closeDescriptor(descriptor) }
@@ -226,12 +228,13 @@ final class BodyInputStream: InputStream {
             descriptor = openForReading(url.path)
             if descriptor < 0 { return fail(.file("cannot read \(url.path): \(String(cString: strerror(errno)))")) }
         }
-        let got = readAvailable(descriptor, buffer, min(maxLength, size - fileOffset))
+        // At most `maxLength`, an `Int`: what is left of the file may be more than an `Int` holds.
+        let got = readAvailable(descriptor, buffer, Int(clamping: min(Int64(maxLength), size - fileOffset)))
         if got < 0 { return fail(.file("cannot read \(url.path): \(String(cString: strerror(errno)))")) }
         if got == 0 {
             return fail(.file("\(url.path) became shorter while it was sent: \(fileOffset) of \(size) bytes"))
         }
-        fileOffset += got
+        fileOffset += Int64(got)
         if let delimiter, !delimiter.isEmpty {
             var window = tail
             window.append(buffer, count: got)

@@ -7,8 +7,9 @@
 
 /// Where a transfer tells how far it has come (ResourceKitTransfer's `TransferProgress`).
 package protocol ProgressReporting: Sendable {
-    /// The transfer (re)started: `completed` bytes are there already, of `expected`.
-    func start(completed: Int, expected: Int?)
+    /// The transfer (re)started: `completed` bytes are there already, of `expected`. In 64 bits: a file may be
+    /// larger than a 32-bit `Int` (watchOS devices) counts.
+    func start(completed: Int64, expected: Int64?)
     /// `count` more bytes went through.
     func advance(by count: Int)
     /// The transfer ended, done or not.
@@ -34,7 +35,7 @@ package enum UploadPiece: Sendable {
     case bytes(Data)
     /// A file, read from the start when its piece comes. `delimiter`, when set, must not occur in it: a
     /// multipart boundary.
-    case file(URL, size: Int, delimiter: Data?)
+    case file(URL, size: Int64, delimiter: Data?)
     /// A stream of the caller's, which can be read once.
     case stream(OneShotStream)
 }
@@ -43,7 +44,7 @@ extension UploadBody {
     /// Checks that a file can be read as an upload's piece and returns its size.
     /// - Throws: ``NetworkError/file(_:)`` for a URL that is not a file URL, or a file that is missing, not
     ///   a regular file, or not readable.
-    package static func size(ofFileAt url: URL) throws(NetworkError) -> Int {
+    package static func size(ofFileAt url: URL) throws(NetworkError) -> Int64 {
         guard url.isFileURL else { throw .file("\(url.absoluteString) is not a file URL") }
         let path = url.path
         // Looked at before it is opened: opening a FIFO would wait for a writer.
@@ -57,6 +58,7 @@ extension UploadBody {
             throw .file("cannot read the file to upload at \(path): \(String(cString: strerror(errno)))")
         }
         closeDescriptor(descriptor)
-        return Int(info.st_size)
+        // `off_t`: 64 bits on every platform Swift runs on, whatever the width of `Int`.
+        return Int64(info.st_size)
     }
 }
