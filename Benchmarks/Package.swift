@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 // The benchmarks and the allocation budgets: a package of their own, so that the packages depending on
 // ResourceKit resolve none of it (one of its targets replaces `malloc`). `Scripts/bench` and `Scripts/test`
 // run them.

@@ -5,12 +5,6 @@ import ResourceKitEventStream
 import ResourceKitTesting
 import ResourceKitTransfer
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Servers that never stop writing, over loopback: the peak memory each case costs the client, how long the call
 /// takes to end, how long the server waits to see the connection closed after it, and how much the server wrote
 /// after the client had what it would use (the decision) — beside a bare `URLSession` delegate, run the same way,
@@ -123,7 +117,7 @@ struct EndlessWorkloads: Sendable {
                 let ended = ContinuousClock.now
                 // What the server had written when the client had what it would use: every byte after this is
                 // one the client let the server send after deciding to stop.
-                let atDecision = item.boundsBody ? Self.bodyBound : server.written
+                let atDecision = item.boundsBody ? Int64(Self.bodyBound) : server.written
                 // A server that gave up (8 GiB written) was drained to its end: counted below with what it wrote.
                 let outcome = try await server.outcome()
                 peaks.append(PeakMemory.peakMegabytes - before)
@@ -170,20 +164,24 @@ struct EndlessWorkloads: Sendable {
 /// closes). Runs on a thread of its own.
 final class EndlessBenchmarkServer: Sendable {
     struct Outcome: Sendable {
-        var written: Int
+        /// Body bytes, counted in 64 bits: the server gives up at 8 GiB, past a 32-bit `Int`.
+        var written: Int64
         var closedByClient: Bool
         var at: ContinuousClock.Instant
     }
+
+    /// The most it writes before it gives up: 8 GiB.
+    static let giveUpBytes: Int64 = 8 << 30
 
     let port: UInt16
     let passedThreshold = AsyncLatch()
     private let ended = AsyncLatch()
     private let result = Locked<Outcome?>(nil)
-    private let progress = Locked(0)
+    private let progress = Locked<Int64>(0)
     private let descriptor: Int32
 
     /// The body bytes written so far.
-    var written: Int { progress.withLock { $0 } }
+    var written: Int64 { progress.withLock { $0 } }
 
     init(head: String, prefix: Data, threshold: Int) throws {
         let (fd, port) = try listenOnLoopback()
@@ -211,7 +209,7 @@ final class EndlessBenchmarkServer: Sendable {
     }
 
     private static func answer(
-        _ fd: Int32, head: String, prefix: Data, threshold: Int, _ gate: AsyncLatch, progress: Locked<Int>
+        _ fd: Int32, head: String, prefix: Data, threshold: Int, _ gate: AsyncLatch, progress: Locked<Int64>
     ) -> Outcome {
         let client = accept(fd, nil, nil)
         guard client >= 0 else { return Outcome(written: 0, closedByClient: false, at: .now) }
@@ -224,30 +222,25 @@ final class EndlessBenchmarkServer: Sendable {
             Data((String(data.count, radix: 16) + "\r\n").utf8) + data + Data("\r\n".utf8)
         }
         let block = chunk(Data(repeating: UInt8(ascii: "x"), count: 64 << 10))
-        var written = prefix.count
+        var written = Int64(prefix.count)
         // An empty chunk would end the body.
         let first = prefix.isEmpty ? Data() : chunk(prefix)
         var failure = write(Data((head + "\r\nTransfer-Encoding: chunked\r\n\r\n").utf8) + first, to: client)
-        while failure == nil, written < 8 << 30 {
+        while failure == nil, written < Self.giveUpBytes {
             failure = write(block, to: client)
             if failure == nil { written += 64 << 10 }
             progress.withLock { $0 = written }
-            if written >= threshold { gate.open() }
+            if written >= Int64(threshold) { gate.open() }
         }
         return Outcome(written: written, closedByClient: failure == EPIPE || failure == ECONNRESET, at: .now)
     }
 
     /// Writes all of `data`; the `errno` that stopped it, if any.
     private static func write(_ data: Data, to client: Int32) -> Int32? {
-        #if canImport(Glibc)
-            let flags = Int32(MSG_NOSIGNAL)
-        #else
-            let flags: Int32 = 0
-        #endif
         var offset = 0
         while offset < data.count {
             let count = data[(data.startIndex + offset)...].withUnsafeBytes {
-                send(client, $0.baseAddress, $0.count, flags)
+                Platform.send(client, $0.baseAddress, $0.count)
             }
             if count < 0, errno == EINTR { continue }
             guard count > 0 else { return count < 0 ? errno : EPIPE }

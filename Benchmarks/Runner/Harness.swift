@@ -1,12 +1,6 @@
 import Foundation
 import HeapUsage
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// One measured quantity of one variant: a sample per round.
 struct Measurement: Codable, Sendable {
     var workload: String
@@ -147,15 +141,7 @@ func seconds(_ body: () async throws -> Void) async rethrows -> Double {
 }
 
 /// This process's resource usage so far.
-private func processUsage() -> rusage {
-    var usage = rusage()
-    #if canImport(Glibc)
-        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-    #else
-        getrusage(RUSAGE_SELF, &usage)
-    #endif
-    return usage
-}
+private func processUsage() -> rusage { Platform.resourceUsage() }
 
 /// User plus system CPU seconds of this process so far.
 func cpuSeconds() -> Double {
@@ -168,14 +154,6 @@ func cpuSeconds() -> Double {
 /// voluntary context switches of `getrusage`. Per request, it counts the hand-offs between threads a request
 /// takes.
 func voluntaryContextSwitches() -> Double { Double(processUsage().ru_nvcsw) }
-
-/// The resident set size now, in bytes (Linux: /proc/self/statm; elsewhere nil).
-func residentBytes() -> Double? {
-    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }
-    let fields = text.split(separator: " ")
-    guard fields.count > 1, let pages = Double(fields[1]) else { return nil }
-    return pages * Double(sysconf(Int32(_SC_PAGESIZE)))
-}
 
 /// Bytes allocated from the heap now (glibc's mallinfo2), or nil where that is not available. Unlike the
 /// resident set size, it goes down when memory is freed, so deltas measure what a workload holds.

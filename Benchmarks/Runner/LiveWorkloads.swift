@@ -7,11 +7,6 @@ import ResourceKitPocketBase
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// Live data: one pushed change to many holders, a sustained stream of events, and the time from a server's
 /// write on a socket to the change showing in a list.
@@ -211,7 +206,7 @@ final class EventServer: Sendable {
     private let streams = Locked<[Int32]>([])
 
     init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Platform.streamSocket, 0)
         guard fd >= 0 else { throw BenchmarkError("socket failed") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -262,7 +257,7 @@ final class EventServer: Sendable {
                 streams.withLock { $0.append(client) }
             } else {
                 write(client, "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n")
-                _ = Glibc.close(client)
+                closeSocket(client)
             }
             return
         }
@@ -273,7 +268,7 @@ final class EventServer: Sendable {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes {
-                send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                Platform.send(client, $0.baseAddress, $0.count)
             }
             guard written > 0 else { return }
             offset += written
@@ -288,7 +283,7 @@ final class EventServer: Sendable {
     func close() {
         for client in streams.withLock({ $0 }) { _ = shutdown(client, Int32(SHUT_RDWR)) }
         _ = shutdown(descriptor, Int32(SHUT_RDWR))
-        _ = Glibc.close(descriptor)
+        closeSocket(descriptor)
     }
 }
 

@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 // What the transfer benchmarks' loopback servers share.
 
 /// How long `body` takes, in seconds.
@@ -18,7 +12,7 @@ func secondsTaken(_ body: () async throws -> Void) async throws -> Double {
 
 /// A listening socket on 127.0.0.1 and its port.
 func listenOnLoopback() throws -> (Int32, UInt16) {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let fd = socket(AF_INET, Platform.streamSocket, 0)
     guard fd >= 0 else { throw BenchmarkError("socket failed") }
     var reuse: Int32 = 1
     _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
@@ -37,10 +31,5 @@ func listenOnLoopback() throws -> (Int32, UInt16) {
     return (fd, UInt16(bigEndian: address.sin_port))
 }
 
-func closeSocket(_ descriptor: Int32) {
-    #if canImport(Glibc)
-        _ = Glibc.close(descriptor)
-    #elseif canImport(Darwin)
-        _ = Darwin.close(descriptor)
-    #endif
-}
+/// `close(2)`, by a name a type's own `close()` does not hide.
+func closeSocket(_ descriptor: Int32) { _ = close(descriptor) }

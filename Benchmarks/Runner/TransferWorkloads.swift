@@ -5,11 +5,6 @@ import ResourceKitTransfer
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// Large transfers over loopback from a server in this process: a download to disk against
 /// `URLSessionTransport`'s own `downloadTask`, and a body read slowly through `bytes`, with the peak memory
@@ -184,24 +179,13 @@ final class DelegateWriter: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     }
 }
 
-/// Resident memory from `/proc/self/status`; the peak can be reset (Linux).
+/// Resident memory, whose peak can be reset; NaN where the platform does not report it (Linux does:
+/// `Platform.residentKilobytes(peak:)`).
 enum PeakMemory {
-    static func reset() {
-        guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return }
-        try? handle.write(contentsOf: Data("5".utf8))
-        try? handle.close()
-    }
+    static func reset() { Platform.resetPeakResidentMemory() }
 
-    static var residentMegabytes: Double { field("VmRSS:") }
-    static var peakMegabytes: Double { field("VmHWM:") }
-
-    private static func field(_ name: String) -> Double {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name) }),
-            let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
-        else { return .nan }
-        return kilobytes / 1024
-    }
+    static var residentMegabytes: Double { (Platform.residentKilobytes(peak: false) ?? .nan) / 1024 }
+    static var peakMegabytes: Double { (Platform.residentKilobytes(peak: true) ?? .nan) / 1024 }
 }
 
 /// An HTTP/1.1 server on 127.0.0.1 that answers every request with `bytesPerConnection` bytes from a 1 MB
@@ -228,13 +212,15 @@ final class PatternServer: Sendable {
         var scratch = [UInt8](repeating: 0, count: 8192)
         _ = recv(client, &scratch, scratch.count, 0)
         let head = Array("HTTP/1.1 200 OK\r\nContent-Length: \(count)\r\nConnection: close\r\n\r\n".utf8)
-        var ok = head.withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) } == head.count
+        var ok = head.withUnsafeBytes { Platform.send(client, $0.baseAddress, $0.count) } == head.count
         var left = count
         while ok, left > 0 {
             let size = min(left, pattern.count)
             var offset = 0
             while ok, offset < size {
-                let written = pattern[offset..<size].withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) }
+                let written = pattern[offset..<size].withUnsafeBytes {
+                    Platform.send(client, $0.baseAddress, $0.count)
+                }
                 ok = written > 0
                 offset += max(written, 0)
             }

@@ -5,11 +5,6 @@ import ResourceKitTransfer
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// A large file uploaded over loopback to a server in this process that reads and discards it: the
 /// session's streamed file body against `URLSession`'s own `uploadTask(with:fromFile:)`, and the peak memory
@@ -116,7 +111,7 @@ final class SinkServer: Sendable {
         let body = "\(count)"
         let reply = Array(
             "HTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)".utf8)
-        _ = reply.withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) }
+        _ = reply.withUnsafeBytes { Platform.send(client, $0.baseAddress, $0.count) }
         closeSocket(client)
     }
 

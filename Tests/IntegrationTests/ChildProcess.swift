@@ -9,12 +9,6 @@ import Testing
     import FoundationNetworking
 #endif
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// A process of its own for the tests that kill one or launch an app twice: the test binary itself, run with
 /// the arguments in `RESOURCEKIT_CHILD` and a filter that selects only ``ChildProcessEntry``. (A separate
 /// executable target would be one more product every user's package lists.)
@@ -39,7 +33,9 @@ enum ChildProcess {
     static func make(_ arguments: [String]) -> Process {
         let process = Process()
         process.executableURL = executable
-        process.arguments = ["--testing-library", "swift-testing", "--filter", "ChildProcessEntry"]
+        // After the arguments that select the tests' bundle (on Darwin the host's; see Platform.testCommand).
+        process.arguments =
+            Platform.testCommand.arguments + ["--testing-library", "swift-testing", "--filter", "ChildProcessEntry"]
         var environment = ProcessInfo.processInfo.environment
         environment["RESOURCEKIT_CHILD"] = arguments.joined(separator: "\n")
         process.environment = environment
@@ -47,14 +43,9 @@ enum ChildProcess {
         return process
     }
 
-    /// The test binary (on Linux the executable `ResourceKitPackageTests.xctest`).
-    static var executable: URL {
-        #if os(Linux)
-            URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        #else
-            URL(fileURLWithPath: CommandLine.arguments[0])
-        #endif
-    }
+    /// What runs the tests: on Linux the test binary, the executable `ResourceKitPackageTests.xctest`; on Darwin
+    /// the host that loads their bundle (`swiftpm-testing-helper`).
+    static var executable: URL { Platform.testCommand.executable }
 
     /// The value of `key` at `generation`: its generation, then bytes only that pair makes, of a length
     /// between 8 and about 6 KB, so that a torn or mixed file cannot pass for a right one.
@@ -70,6 +61,12 @@ enum ChildProcess {
         var bytes = withUnsafeBytes(of: Int64(generation).littleEndian) { Array($0) }
         for _ in 0..<Int(next() % 6_000) { bytes.append(UInt8(truncatingIfNeeded: next())) }
         return Data(bytes)
+    }
+
+    /// The generation a value of ``payload(key:generation:)`` starts with (clamped into an `Int`, which has 32 bits
+    /// on some platforms, should a damaged value hold more).
+    static func generation(of value: Data) -> Int {
+        Int(clamping: value.prefix(8).withUnsafeBytes { $0.loadUnaligned(as: Int64.self) })
     }
 
     struct Note: Codable, Sendable, Identifiable {
@@ -312,8 +309,7 @@ enum ChildProcess {
         var generation = 1
         for key in try storage.allKeys() {
             if let entry = try storage.entry(for: key), entry.value.count >= 8 {
-                generation = max(
-                    generation, Int(entry.value.prefix(8).withUnsafeBytes { $0.loadUnaligned(as: Int64.self) }) + 1)
+                generation = max(generation, Self.generation(of: entry.value) + 1)
             }
         }
         var random = seed

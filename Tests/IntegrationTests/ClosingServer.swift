@@ -2,12 +2,6 @@ import Foundation
 import ResourceKit
 import ResourceKitTesting
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// A TCP server on 127.0.0.1 that answers every request with one small JSON body and closes the connection
 /// (`Connection: close`), as HTTP/1.0 servers and many proxies do. It stops accepting when closed.
 ///
@@ -46,11 +40,11 @@ final class ClosingServer: Sendable {
                     continue
                 }
                 // A client that cancelled may have closed its end: no SIGPIPE for that.
-                _ = head.withUnsafeBytes { send(client, $0.baseAddress, $0.count, noSignal) }
+                _ = head.withUnsafeBytes { Platform.send(client, $0.baseAddress, $0.count) }
                 // A server that takes its time over the body (0 to 1 ms), so responses end at every moment.
                 served &+= 1
                 usleep(UInt32(served % 20) * 50)
-                _ = tail.withUnsafeBytes { send(client, $0.baseAddress, $0.count, noSignal) }
+                _ = tail.withUnsafeBytes { Platform.send(client, $0.baseAddress, $0.count) }
                 _ = closeSocket(client)
             }
         }
@@ -61,12 +55,6 @@ final class ClosingServer: Sendable {
         _ = closeSocket(descriptor)
     }
 }
-
-#if canImport(Glibc)
-    private let noSignal = Int32(MSG_NOSIGNAL)
-#else
-    private let noSignal: Int32 = 0
-#endif
 
 /// Ends the connection with a FIN before any response byte: shuts the sending side, drains what the client
 /// still sends (a body in a later segment) until it closes its side, so no reset is sent, then closes.
@@ -82,10 +70,5 @@ private func closeWithoutAnswering(_ client: Int32) {
     _ = closeSocket(client)
 }
 
-private func closeSocket(_ descriptor: Int32) -> Int32 {
-    #if canImport(Glibc)
-        Glibc.close(descriptor)
-    #else
-        Darwin.close(descriptor)
-    #endif
-}
+/// `close(2)`, by a name the server's own `close()` does not hide.
+private func closeSocket(_ descriptor: Int32) -> Int32 { close(descriptor) }

@@ -2,12 +2,6 @@ import Foundation
 import ResourceKit
 import ResourceKitTesting
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// A TCP proxy on 127.0.0.1 to another loopback port, which a test can cut (every open connection is closed,
 /// and new ones are closed as soon as they arrive) and restore: a network that drops and comes back.
 /// Bounded: it stops after `maximumConnections` or when closed.
@@ -138,7 +132,7 @@ final class CuttableProxy: Sendable {
         var sent = start
         while sent < end {
             let written = buffer[sent..<end].withUnsafeBytes {
-                send(destination, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                Platform.send(destination, $0.baseAddress, $0.count)
             }
             guard written > 0 else { return false }
             sent += written
@@ -149,7 +143,7 @@ final class CuttableProxy: Sendable {
 
 /// A connection to `port` on 127.0.0.1, or `nil`.
 private func dial(_ port: UInt16) -> Int32? {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let fd = socket(AF_INET, Platform.streamSocket, 0)
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")

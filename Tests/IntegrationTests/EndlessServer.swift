@@ -1,12 +1,6 @@
 import Foundation
 import ResourceKitTesting
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// A server on 127.0.0.1 that answers one request with `head`, then `prefix`, then `filler` bytes for ever, 64 KiB
 /// at a time: what a hostile or broken server sends. It stops when the client closes the connection, or, so that a
 /// test that goes wrong still ends, after 60 s, or 30 s blocked on a client that neither reads nor closes.
@@ -100,15 +94,10 @@ final class EndlessServer: Sendable {
 
     /// Writes all of `data`; the `errno` that stopped it, if any.
     private static func write(_ data: Data, to client: Int32) -> Int32? {
-        #if canImport(Glibc)
-            let flags = Int32(MSG_NOSIGNAL)
-        #else
-            let flags: Int32 = 0
-        #endif
         var offset = 0
         while offset < data.count {
             let count = data[(data.startIndex + offset)...].withUnsafeBytes {
-                send(client, $0.baseAddress, $0.count, flags)
+                Platform.send(client, $0.baseAddress, $0.count)
             }
             if count < 0, errno == EINTR { continue }
             guard count > 0 else { return count < 0 ? errno : EPIPE }

@@ -3,12 +3,6 @@ import ResourceKit
 import ResourceKitPersistence
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// A FileEntryStorage written by a real process that is killed with SIGKILL at random moments.
 ///
 /// Run on its own (`Scripts/test` does, with `RESOURCEKIT_CRASH_TESTS=1`): 200 processes that `fsync` as fast
@@ -78,14 +72,14 @@ struct PersistenceCrashTests {
                         Issue.record("seed \(seed), round \(round): item-\(key), acknowledged at \(floor), is gone")
                         continue
                     }
-                    let generation = Int(entry.value.prefix(8).withUnsafeBytes { $0.loadUnaligned(as: Int64.self) })
+                    let generation = ChildProcess.generation(of: entry.value)
                     #expect(generation >= floor, "seed \(seed), round \(round): item-\(key) went back")
                     #expect(
                         entry.value == ChildProcess.payload(key: key, generation: generation),
                         "seed \(seed), round \(round): item-\(key) is torn")
                 } else if let entry {
                     // Written but not acknowledged before the kill: it must still be whole.
-                    let generation = Int(entry.value.prefix(8).withUnsafeBytes { $0.loadUnaligned(as: Int64.self) })
+                    let generation = ChildProcess.generation(of: entry.value)
                     #expect(
                         entry.value == ChildProcess.payload(key: key, generation: generation),
                         "seed \(seed), round \(round): item-\(key) is torn")
@@ -110,14 +104,15 @@ struct PersistenceCrashTests {
                 let mode = rng.next() % 3
                 switch mode {
                 case 0:  // a bit of the value or its checksum: the record names its key, which is dropped
-                    let position = valueStart + Int(rng.next() % UInt64(record.offset + record.length - valueStart))
+                    let position =
+                        valueStart + Int(clamping: rng.next() % UInt64(record.offset + record.length - valueStart))
                     bytes[position] ^= UInt8(1 << (rng.next() % 8))
                 case 1:  // a bit of the header or key: the record's key is unknown, an older record may remain
-                    let position = record.offset + Int(rng.next() % UInt64(valueStart - record.offset))
+                    let position = record.offset + Int(clamping: rng.next() % UInt64(valueStart - record.offset))
                     bytes[position] ^= UInt8(1 << (rng.next() % 8))
                 default:  // the file cut inside the value: it and every record after it are gone
                     bytes = bytes.prefix(
-                        valueStart + Int(rng.next() % UInt64(record.offset + record.length - valueStart)))
+                        valueStart + Int(clamping: rng.next() % UInt64(record.offset + record.length - valueStart)))
                 }
                 try bytes.write(to: file)
                 let reopened = try FileEntryStorage(directory: directory, maximumBytes: 1 << 30)
@@ -133,8 +128,8 @@ struct PersistenceCrashTests {
                         #expect(entry == nil, "seed \(seed), round \(round): a damaged record was returned")
                     } else if let entry {
                         // Only an older record, whole, can stand where the damage hides which key it held.
-                        let generation = Int(entry.value.prefix(8).withUnsafeBytes { $0.loadUnaligned(as: Int64.self) })
-                        let newer = Int(old.value.prefix(8).withUnsafeBytes { $0.loadUnaligned(as: Int64.self) })
+                        let generation = ChildProcess.generation(of: entry.value)
+                        let newer = ChildProcess.generation(of: old.value)
                         #expect(
                             generation < newer
                                 && entry.value == ChildProcess.payload(key: other, generation: generation))

@@ -1,12 +1,6 @@
 import Foundation
 import ResourceKit
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// An HTTP/1.1 server on 127.0.0.1 that answers each request with what `respond` returns and records the
 /// requests it received, headers as they arrived on the socket. One request per connection
 /// (`Connection: close`); it stops when closed or after `maximumConnections`.
@@ -50,7 +44,7 @@ final class RecordingServer: Sendable {
                 if let request = readRequest(client) {
                     log.withLock { $0.append(request) }
                     let bytes = Array(Self.serialize(respond(request)).utf8)
-                    _ = bytes.withUnsafeBytes { send(client, $0.baseAddress, $0.count, noSignal) }
+                    _ = bytes.withUnsafeBytes { Platform.send(client, $0.baseAddress, $0.count) }
                 }
                 _ = closeSocket(client)
             }
@@ -155,16 +149,5 @@ private struct SocketReader {
     }
 }
 
-#if canImport(Glibc)
-    private let noSignal = Int32(MSG_NOSIGNAL)
-#else
-    private let noSignal: Int32 = 0
-#endif
-
-private func closeSocket(_ descriptor: Int32) -> Int32 {
-    #if canImport(Glibc)
-        Glibc.close(descriptor)
-    #else
-        Darwin.close(descriptor)
-    #endif
-}
+/// `close(2)`, by a name the server's own `close()` does not hide.
+private func closeSocket(_ descriptor: Int32) -> Int32 { close(descriptor) }

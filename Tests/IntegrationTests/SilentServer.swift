@@ -3,12 +3,6 @@ import ResourceKit
 import ResourceKitTesting
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// A TCP listener on 127.0.0.1 that accepts connections and never answers.
 final class SilentServer: Sendable {
     let port: UInt16
@@ -32,7 +26,7 @@ struct WaitError: Error, CustomStringConvertible { var description: String }
 
 /// A TCP socket listening on 127.0.0.1 at a port the system picks.
 func listenOnLoopback() throws -> (descriptor: Int32, port: UInt16) {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let fd = socket(AF_INET, Platform.streamSocket, 0)
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -56,10 +50,5 @@ func closedPort() throws -> UInt16 {
     return port
 }
 
-private func closeDescriptor(_ descriptor: Int32) -> Int32 {
-    #if canImport(Glibc)
-        Glibc.close(descriptor)
-    #else
-        Darwin.close(descriptor)
-    #endif
-}
+/// `close(2)`, by a name the server's own `close()` does not hide.
+private func closeDescriptor(_ descriptor: Int32) -> Int32 { close(descriptor) }

@@ -3,12 +3,6 @@ import ResourceKit
 import ResourceKitTesting
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Answers one request with `count` bytes of `a` to `z` over and over, as fast as the socket takes them, and
 /// opens `delivered` once the client has read them all and closed the connection.
 private final class BulkServer: Sendable {
@@ -30,7 +24,7 @@ private final class BulkServer: Sendable {
             message += (0..<count).map { UInt8(ascii: "a") + UInt8($0 % 26) }
             var offset = 0
             while offset < message.count {
-                let written = message[offset...].withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) }
+                let written = message[offset...].withUnsafeBytes { Platform.send(client, $0.baseAddress, $0.count) }
                 guard written > 0 else { break }
                 offset += written
             }
@@ -66,11 +60,11 @@ private final class GatedServer: Sendable {
             var scratch = [UInt8](repeating: 0, count: 4096)
             _ = recv(client, &scratch, scratch.count, 0)
             let head = Array("HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\nfirst".utf8)
-            _ = head.withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) }
+            _ = head.withUnsafeBytes { Platform.send(client, $0.baseAddress, $0.count) }
             // Bounded: a test that never signals still ends.
             _ = release.wait(timeout: .now() + 30)
             let rest = Array("later".utf8)
-            _ = rest.withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) }
+            _ = rest.withUnsafeBytes { Platform.send(client, $0.baseAddress, $0.count) }
             _ = close(client)
         }
     }
@@ -83,9 +77,7 @@ private final class GatedServer: Sendable {
 
 /// The temporary files this process holds open and has unlinked: the spilled bodies.
 private func spilledFiles() -> [String] {
-    let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-    return names.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)") }
-        .filter { $0.contains("resourcekit-body-") && $0.hasSuffix("(deleted)") }
+    (Platform.unlinkedOpenFiles() ?? []).filter { $0.contains("resourcekit-body-") }
 }
 
 /// `bytes(_:)` on `URLSessionTransport` against servers of this process.
@@ -110,7 +102,7 @@ private func spilledFiles() -> [String] {
 @Suite(.serialized) struct LargeBodyTests {}
 
 extension LargeBodyTests {
-    @Suite(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd")), .timeLimit(.minutes(1)))
+    @Suite(.enabled(if: Platform.unlinkedOpenFiles() != nil), .timeLimit(.minutes(1)))
     struct SpillTests {
         /// URLSession on Linux reads a response whatever the reader does: past 1 MB unread, the body waits in an
         /// unlinked file, and comes back whole and in order.

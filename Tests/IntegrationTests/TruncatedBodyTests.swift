@@ -5,12 +5,6 @@ import ResourceKitTesting
 import ResourceKitTransfer
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// A server on 127.0.0.1 that answers each request with a head announcing more than it sends, then closes the
 /// connection. Runs on a thread of its own, for at most `connections` requests.
 final class TruncatingServer: Sendable {
@@ -47,7 +41,7 @@ final class TruncatingServer: Sendable {
                     : "HTTP/1.1 200 OK\r\nContent-Length: 10000\r\nContent-Type: \(contentType)\r\n\r\n"
                         + String(repeating: "a", count: 4_000)
                 let bytes = Array(answer.utf8)
-                _ = bytes.withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) }
+                _ = bytes.withUnsafeBytes { Platform.send(client, $0.baseAddress, $0.count) }
                 _ = close(client)
             }
         }

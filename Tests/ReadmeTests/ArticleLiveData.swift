@@ -7,6 +7,7 @@ import ResourceKit
 import ResourceKitEventStream
 import ResourceKitPocketBase
 
+// platforms: the article's NWPathMonitor example needs Apple's Network framework, which only Apple platforms have.
 #if canImport(Network)
 import Network
 

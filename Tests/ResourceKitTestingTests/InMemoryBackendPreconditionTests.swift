@@ -169,7 +169,7 @@ import Testing
         for step in 0..<150 {
             let method = ["PATCH", "PUT", "DELETE", "GET"][Int(next() % 4)]
             var headers: [String: String] = [:]
-            let pick = seen[Int(next() % UInt64(seen.count))]
+            let pick = seen[Int(clamping: next() % UInt64(seen.count))]
             let isCurrent = title != nil && pick.tag == seen.last?.tag
             var expected: Int
             switch next() % 5 {

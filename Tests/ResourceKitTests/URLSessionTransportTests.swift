@@ -33,19 +33,20 @@ import Testing
             URLSessionTransport(configuration: configuration).session.configuration.timeoutIntervalForRequest == 1e9)
     }
 
-    #if canImport(FoundationNetworking)
-        @Test(arguments: [TimeInterval.nan, .infinity, 1e300])
-        func aSessionWhoseTimeoutWouldCrashURLSessionFailsEveryRequestClearly(timeout: TimeInterval) async {
-            let configuration = URLSessionConfiguration.ephemeral
-            configuration.urlCache = nil
-            configuration.timeoutIntervalForRequest = timeout
-            let transport = URLSessionTransport(session: URLSession(configuration: configuration))
-            // Nothing listens on the discard port, and nothing is sent: the request fails before it starts.
-            let request = URLRequest(url: URL(string: "http://127.0.0.1:9/x")!)
-            await #expect(
-                throws: NetworkError.invalidRequest(
-                    "the URLSession's timeoutIntervalForRequest (\(timeout)) is not a usable number of seconds")
-            ) { try await transport.send(request) }
-        }
-    #endif
+    /// Only where `URLSession` would trap on such a timeout (`Platform.urlSessionTrapsOnUnusableTimeouts`).
+    @Test(
+        .enabled(if: Platform.urlSessionTrapsOnUnusableTimeouts, "Apple's URLSession takes any timeout"),
+        arguments: [TimeInterval.nan, .infinity, 1e300])
+    func aSessionWhoseTimeoutWouldCrashURLSessionFailsEveryRequestClearly(timeout: TimeInterval) async {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        configuration.timeoutIntervalForRequest = timeout
+        let transport = URLSessionTransport(session: URLSession(configuration: configuration))
+        // Nothing listens on the discard port, and nothing is sent: the request fails before it starts.
+        let request = URLRequest(url: URL(string: "http://127.0.0.1:9/x")!)
+        await #expect(
+            throws: NetworkError.invalidRequest(
+                "the URLSession's timeoutIntervalForRequest (\(timeout)) is not a usable number of seconds")
+        ) { try await transport.send(request) }
+    }
 }

@@ -309,10 +309,10 @@ private func randomStream(using random: inout SeededGenerator) -> [UInt8] {
         let end = ends[Int(random.next() % 3)]
         switch random.next() % 6 {
         case 0: stream += Array(end.utf8)
-        case 1: stream += Array(": comment \(texts[Int(random.next() % UInt64(texts.count))])\(end)".utf8)
+        case 1: stream += Array(": comment \(texts[Int(clamping: random.next() % UInt64(texts.count))])\(end)".utf8)
         default:
-            let name = names[Int(random.next() % UInt64(names.count))]
-            let text = texts[Int(random.next() % UInt64(texts.count))]
+            let name = names[Int(clamping: random.next() % UInt64(names.count))]
+            let text = texts[Int(clamping: random.next() % UInt64(texts.count))]
             let colon = random.next() % 5 == 0 ? "" : ":"
             stream += Array("\(name)\(colon)\(text)\(end)".utf8)
         }

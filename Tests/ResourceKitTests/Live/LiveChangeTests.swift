@@ -241,7 +241,7 @@ private func answer(_ post: RevisedPost) -> HTTPResponse {
                 server += 1
                 undelivered.append(server)
             case 1 where !undelivered.isEmpty:
-                let event = undelivered.remove(at: Int(random.next() % UInt64(undelivered.count)))
+                let event = undelivered.remove(at: Int(clamping: random.next() % UInt64(undelivered.count)))
                 apply(revised(event))
             case 2 where reading == nil:
                 let task = Task { () throws -> RevisedPost in

@@ -162,7 +162,7 @@ import Testing
             case 82..<90:
                 let pending = store.outbox?.pending ?? []
                 guard !pending.isEmpty else { continue }
-                let position = Int(random.next() % UInt64(pending.count))
+                let position = Int(clamping: random.next() % UInt64(pending.count))
                 log.append("cancel #\(position)")
                 #expect(try await store.outbox?.cancel(pending[position].id) == true)
                 model.kept.remove(at: position)

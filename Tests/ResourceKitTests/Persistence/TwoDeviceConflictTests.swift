@@ -231,9 +231,9 @@ import Testing
         func fail(_ what: String) { broken.append("\(what) after \(log.joined(separator: "; "))") }
 
         for _ in 0..<30 {
-            let which = Int(random.next() % UInt64(devices.count))
+            let which = Int(clamping: random.next() % UInt64(devices.count))
             let device = devices[which]
-            let index = Int(random.next() % UInt64(ids.count))
+            let index = Int(clamping: random.next() % UInt64(ids.count))
             let id = ids[index]
             let resource = device.resources[index]
             switch random.next() % 100 {

@@ -86,7 +86,9 @@ import Testing
     /// holds them weakly, so nothing leaks.
     @Test func aStoreIsFreedWithItsLastMember() async throws {
         let (store, _) = try makeStore()
-        weak let weakStore: ResourceStore? = store
+        // Declared, then set: `weak let` needs Swift 6.3, and 6.3 warns of a `weak var` set only where declared.
+        weak var weakStore: ResourceStore?
+        weakStore = store
         weak var weakPost: Resource<RemotePost>?
         do {
             var post: Resource<RemotePost>? = store.resource(RemotePost.self, id: "42")
@@ -127,7 +129,8 @@ import Testing
         #expect(freshList.state == .idle)
         #expect(store.liveHolders(of: RemotePost.self).ids == ["42"])
         // Freed after the wipe: not remembered.
-        weak let freedPost = post
+        weak var freedPost: Resource<RemotePost>?
+        freedPost = post
         post = nil
         list = nil
         #expect(freedPost == nil)

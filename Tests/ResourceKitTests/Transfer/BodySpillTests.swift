@@ -2,12 +2,6 @@ import Foundation
 import ResourceKit
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// The byte at `position` of a test body: a pattern with no short period, so a chunk out of place shows.
 private func patternByte(_ position: Int, seed: UInt64) -> UInt8 {
     UInt8(truncatingIfNeeded: (UInt64(position) &+ seed) &* 0x9E37_79B9_7F4A_7C15 >> 29)
