@@ -1,6 +1,5 @@
-public import ResourceKit
-
 import Foundation
+public import ResourceKit
 
 /// A picture of a session at one moment: its calls in flight. ``ResourceKitHTTP/NetworkSession/snapshot()`` takes it.
 ///

@@ -52,10 +52,12 @@ final class TrainLink: HTTPTransport {
         let path = request.url?.path.split(separator: "/").last.map(String.init) ?? ""
         sent.withLock { $0.append("\(request.httpMethod ?? "") \(path)") }
         let response = try await base.send(request)
-        if request.httpMethod != "GET", losesNextWrite.withLock({ loses in
-            defer { loses = false }
-            return loses
-        }) {
+        if request.httpMethod != "GET",
+            losesNextWrite.withLock({ loses in
+                defer { loses = false }
+                return loses
+            })
+        {
             throw .transport(code: .networkConnectionLost, message: "the train went into a tunnel")
         }
         return response

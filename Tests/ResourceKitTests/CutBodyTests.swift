@@ -59,7 +59,9 @@ final class CutBodyProtocol: URLProtocol {
 
     @Test func aWholeBodyFollowedByAFailureIsNotCutShort() async throws {
         let session = Self.session(URLSessionTransport(configuration: Self.configuration))
-        let error = await #expect(throws: NetworkError.self) { _ = try await session.data(for: Endpoint(.get, "whole")) }
+        let error = await #expect(throws: NetworkError.self) {
+            _ = try await session.data(for: Endpoint(.get, "whole"))
+        }
         #expect(error?.code == .transport)
         #expect(error?.transportCode == .networkConnectionLost)
     }

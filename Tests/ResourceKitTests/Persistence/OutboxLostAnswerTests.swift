@@ -20,10 +20,12 @@ struct AnswerLosingTransport: HTTPTransport {
 
     func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
         let response = try await base.send(request)
-        if request.httpMethod != "GET", lose.losesNextWrite.withLock({ loses in
-            defer { loses = false }
-            return loses
-        }) {
+        if request.httpMethod != "GET",
+            lose.losesNextWrite.withLock({ loses in
+                defer { loses = false }
+                return loses
+            })
+        {
             throw .transport(code: .networkConnectionLost, message: "the connection was lost after the request")
         }
         return response
