@@ -16,7 +16,7 @@ struct PersistenceWorkloads {
     static let feedSize = 500
 
     /// One page of `feedSize` rows.
-    struct Feed: Listable {
+    struct Feed: Listable, PersistedResource {
         typealias Value = Row
         typealias Item = Row
         typealias ListResponse = PageEnvelope<Row>

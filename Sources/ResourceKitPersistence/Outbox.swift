@@ -319,6 +319,26 @@ public final class Outbox: Sendable {
         for record in records { show(record, lane: lane) }
     }
 
+    /// Logs, at ``LogLevel/error``, the kept changes of each type name no type given to the store claims: they
+    /// wait, neither sent nor shown, for a run that gives their type. Said aloud, since a type that declared
+    /// its `persistenceName` without adopting ``PersistedResource`` names its changes otherwise now, and would
+    /// leave them waiting unseen.
+    func reportUnclaimed(to logger: any NetworkLogging) {
+        guard logger.minimumLevel <= .error else { return }
+        let unclaimed = state.withLock { state in
+            Dictionary(grouping: state.records.filter { state.lanes[$0.type] == nil }, by: \.type).mapValues(\.count)
+        }
+        for (name, count) in unclaimed.sorted(by: { $0.key < $1.key }) {
+            var event = DiagnosticEvent(.unclaimedChanges)
+            event.itemType = name
+            event.itemCount = count
+            event.error = .invalidRequest(
+                "the outbox keeps \(count) change(s) of \"\(name)\", which no type given to the store names: they wait"
+                    + " for a run that gives it (a type that declares persistenceName must adopt PersistedResource)")
+            logger.log(.error, event)
+        }
+    }
+
     /// Whether changes of `Remote` are kept when the server is unreachable.
     func accepts(_ remoteType: ObjectIdentifier) -> Bool { state.withLock { $0.lanesByType[remoteType] != nil } }
 

@@ -4,7 +4,7 @@ import ResourceKit
 /// What the outbox does with the changes of one `Remote` type: made by `OfflineQueueing.resources(_:…)`,
 /// where the types are known.
 protocol OutboxLane: Sendable {
-    /// The type's `Readable.persistenceName`: what names it in a stored change.
+    /// The type's ``PersistedResource/persistenceName``: what names it in a stored change.
     var name: String { get }
     var remoteType: ObjectIdentifier { get }
     /// Encodes an item's id and a value to show (`nil` when there is none); `nil` when either fails.
@@ -80,7 +80,7 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
         detection: ConflictDetection = .preconditions,
         conditionalWhenOnline: Bool = true
     ) where Remote.Value == Item {
-        name = Remote.persistenceName
+        name = PersistenceSettings.name(of: Remote.self)
         remoteType = ObjectIdentifier(Remote.self)
         update = (Remote.self as? any Updatable.Type).map { Self.updater($0) }
         delete = (Remote.self as? any Deletable.Type).map { Self.deleter($0) }
@@ -97,7 +97,7 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
 
     /// The lane of a `Listable` type (changes through its lists).
     init<Remote: Listable>(lists type: Remote.Type) where Remote.Item == Item {
-        name = "list:" + String(reflecting: Remote.self)
+        name = "list:" + PersistenceSettings.name(of: Remote.self)
         remoteType = ObjectIdentifier(Remote.self)
         update = (Remote.self as? any Updatable.Type).map { Self.updater($0) }
         delete = (Remote.self as? any Deletable.Type).map { Self.deleter($0) }

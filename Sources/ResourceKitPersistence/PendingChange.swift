@@ -28,7 +28,7 @@ public struct PendingChange: Sendable, Identifiable, Hashable, CustomStringConve
     public let sequence: UInt64
     /// What it does.
     public let kind: Kind
-    /// The `Readable.persistenceName` of its `Remote` type.
+    /// The ``PersistedResource/persistenceName`` of its `Remote` type.
     public let typeName: String
     /// Its item's id, as text; empty for a create.
     public let itemID: String

@@ -41,6 +41,7 @@ final class PersistenceExtension: StoreExtension {
         outbox?.attach(store)
         // Before anything can change: the kept changes of these types show from the store's first holder on.
         for queueing in persistence.queueing { outbox?.register(queueing.lane()) }
+        outbox?.reportUnclaimed(to: store.session.logger)
     }
 
     func restoredValue<Remote: Readable>(of type: Remote.Type, id: Remote.Value.ID, store: ResourceStore)
@@ -105,8 +106,8 @@ final class PersistenceExtension: StoreExtension {
     func pushed<Remote: RemoteResource>(_ type: Remote.Type, id: some Hashable & Sendable, isHeld: Bool) {
         // A persisted value of the item that no live resource of the type keeps current is out of date now:
         // removed, so that a later launch reads the item instead of showing what it was.
-        guard !isHeld, let readable = Remote.self as? any Readable.Type else { return }
-        persistence.remove(PersistenceHooks<Remote.Value>.key(readable.persistenceName, id))
+        guard !isHeld, Remote.self is any Readable.Type else { return }
+        persistence.remove(PersistenceHooks<Remote.Value>.key(PersistenceSettings.name(of: Remote.self), id))
     }
 
     func wipe() async throws(NetworkError) {

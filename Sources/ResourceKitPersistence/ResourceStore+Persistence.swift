@@ -96,7 +96,7 @@ struct ListPersistenceHooks<Remote: Listable>: Sendable {
     /// The hooks of the list for the request named `request`, or `nil` when its items are not `Codable`.
     init?(request: String) {
         guard [Remote.Item].self is any Codable.Type else { return nil }
-        key = "list:\(String(reflecting: Remote.self))/\(request)"
+        key = "list:\(PersistenceSettings.name(of: Remote.self))/\(request)"
         encode = { ($0 as? any Encodable).flatMap { try? entryEncoder.encode($0) } }
         decode = { data in
             guard let decodable = [Remote.Item].self as? any Decodable.Type else { return nil }
@@ -111,24 +111,25 @@ extension ResourceStore {
     func restoreList<Remote: Listable>(
         _ hooks: ListPersistenceHooks<Remote>, from persistence: StorePersistence
     ) -> (items: [Remote.Item], loadedAt: Duration?)? {
-        guard Remote.persistedItemLimit > 0, let entry = persistence.entry(for: hooks.key) else { return nil }
+        let limit = PersistenceSettings.itemLimit(of: Remote.self)
+        guard limit > 0, let entry = persistence.entry(for: hooks.key) else { return nil }
         guard let items = hooks.decode(entry.value) else {
             persistence.remove(hooks.key)
             return nil
         }
         let loadedAt = persistence.age(of: entry).map { session.timeline.now - $0 }
-        return (Array(items.prefix(Remote.persistedItemLimit)), loadedAt)
+        return (Array(items.prefix(limit)), loadedAt)
     }
 
     /// What queues a list's items for persistence after they may have changed: its first
-    /// `Listable.persistedItemLimit` settled items (never an optimistic change), taken by the writer when it
+    /// ``PersistedResource/persistedItemLimit`` settled items (never an optimistic change), taken by the writer when it
     /// writes, as for a resource.
     static func listPersister<Remote: Listable>(
         _ hooks: ListPersistenceHooks<Remote>, _ persistence: StorePersistence
     ) -> @Sendable (ListResource<Remote>) -> Void {
         let dirty = DirtyFlag()
         let generation = persistence.generation.load(ordering: .acquiring)
-        let limit = Remote.persistedItemLimit
+        let limit = PersistenceSettings.itemLimit(of: Remote.self)
         return { list in
             guard limit > 0, persistence.generation.load(ordering: .acquiring) == generation else { return }
             guard dirty.mark() else { return }

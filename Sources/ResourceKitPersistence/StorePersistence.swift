@@ -243,8 +243,8 @@ struct PersistenceHooks<Value: Sendable>: Sendable {
     init?<Remote: Readable>(_ type: Remote.Type, id: some Sendable) where Remote.Value == Value {
         guard Value.self is any Codable.Type else { return nil }
         // By `Remote` type, not only by item: the validators kept are those of this type's read.
-        key = Self.key(Remote.persistenceName, id)
-        schema = Remote.persistenceSchema
+        key = Self.key(PersistenceSettings.name(of: Remote.self), id)
+        schema = PersistenceSettings.schema(of: Remote.self)
         encode = { ($0 as? any Encodable).flatMap { try? entryEncoder.encode($0) } }
         decode = { data in
             guard let decodable = Value.self as? any Decodable.Type else { return nil }

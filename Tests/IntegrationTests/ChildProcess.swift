@@ -74,7 +74,7 @@ enum ChildProcess {
         var text: String
     }
 
-    struct RemoteNote: Readable, Updatable {
+    struct RemoteNote: Readable, Updatable, PersistedResource {
         typealias Value = Note
         typealias ReadRequest = Int
         static let persistenceName = "Note"
@@ -174,7 +174,7 @@ enum ChildProcess {
     // MARK: Against PocketBase
 
     /// A post as the app launches keep it (`PBPost` and the feed, `RemotePBPosts`, are the integration tests').
-    struct RemotePBPost: Readable, Updatable, Deletable {
+    struct RemotePBPost: Readable, Updatable, Deletable, PersistedResource {
         typealias Value = PBPost
         typealias ReadRequest = String
         typealias DeleteRequest = PBPost

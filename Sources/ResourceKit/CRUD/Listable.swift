@@ -33,16 +33,11 @@ public protocol Listable: RemoteResource {
     ///   - request: The request of the list asking.
     /// - Returns: Where the item goes in that list.
     static func placement(ofCreated item: Item, in request: ListRequest) -> ListPlacement
-    /// How many of a list's items a persistent store keeps (its first ones), so that the list shows them at the
-    /// next launch; 200 by default, 0 keeps none. See `store.list(_:request:)`.
-    static var persistedItemLimit: Int { get }
 }
 
 extension Listable {
     /// Not inserted.
     public static func placement(ofCreated item: Item, in request: ListRequest) -> ListPlacement { .omitted }
-    /// 200.
-    public static var persistedItemLimit: Int { 200 }
 }
 
 /// One decoded page of a list, and what it says about the rest.

@@ -59,21 +59,9 @@ public protocol Readable: RemoteResource {
     /// - Parameter value: The value the store would remember.
     /// - Returns: The cost; below 1 counts as 1. A value costing more than the capacity is not remembered.
     static func cost(of value: Value) -> Int
-    /// The version of the value's encoding in a persistent store (`StorePersistence`): raise it when the
-    /// value's `Codable` shape changes, and entries written with another version are dropped and read
-    /// again. 1 by default. (An entry that no longer decodes is dropped too.)
-    static var persistenceSchema: Int { get }
-    /// What names this type's entries in a persistent store: its module-qualified name by default. Give a
-    /// private or local type a name of its own (the runtime cannot name those the same way in every run), and
-    /// keep it when you rename the type, so that its entries still restore.
-    static var persistenceName: String { get }
 }
 
 extension Readable {
-    /// One.
-    public static var persistenceSchema: Int { 1 }
-    /// The type's module-qualified name, such as `MyApp.RemotePost`.
-    public static var persistenceName: String { String(reflecting: Self.self) }
     /// Zero: a value is never fresh.
     public static var maxAge: Duration { .zero }
     /// One: the capacity counts values.

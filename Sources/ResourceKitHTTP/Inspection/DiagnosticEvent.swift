@@ -11,19 +11,43 @@ public struct DiagnosticEvent: Sendable, Equatable, CustomStringConvertible {
         @usableFromInline let rawValue: UInt8
         @inlinable init(_ rawValue: UInt8) { self.rawValue = rawValue }
 
-        private static let names = [
+        private static let builtIn = [
             "requestStarted", "requestFinished", "retry", "credentialRefresh", "stateChanged", "cacheHit", "joined",
             "operationFinished", "storeNews", "redirect", "requestFailed",
         ]
 
-        /// The kind's stable name.
-        public var name: String { Int(rawValue) < Self.names.count ? Self.names[Int(rawValue)] : "kind\(rawValue)" }
+        /// The kinds, numbered: the library's, then those a module or an app adds (``init(_:level:)``), in the
+        /// order they are first made, each with the level a logger receives it at.
+        private static let kinds = Locked(builtIn.map { (name: $0, level: LogLevel.debug) })
 
-        /// Decodes a kind from its name.
+        /// A kind of the given name, which a logger receives at `level`: a module adds its own events to the
+        /// session's pipeline as it adds codes to ``NetworkError``. Two kinds are the same kind when their
+        /// names are equal, so choose a name no other module uses; the first level given for a name is its
+        /// level. At most 256 kinds in a process: past that, the name is kept by the last one.
+        /// - Parameters:
+        ///   - name: The kind's stable name.
+        ///   - level: The level a logger receives events of the kind at.
+        public init(_ name: String, level: LogLevel) {
+            let number = Self.kinds.withLock { kinds in
+                if let index = kinds.firstIndex(where: { $0.name == name }) { return index }
+                guard kinds.count <= Int(UInt8.max) else { return kinds.count - 1 }
+                kinds.append((name, level))
+                return kinds.count - 1
+            }
+            self.init(UInt8(number))
+        }
+
+        /// The kind's stable name.
+        public var name: String {
+            let number = Int(rawValue)
+            return number < Self.builtIn.count ? Self.builtIn[number] : Self.kinds.withLock { $0[number].name }
+        }
+
+        /// Decodes a kind from its name: one of the library's, or one this process added.
         /// - Parameter decoder: The decoder to read from.
         public init(from decoder: any Decoder) throws {
             let name = try decoder.singleValueContainer().decode(String.self)
-            guard let index = Self.names.firstIndex(of: name) else {
+            guard let index = Self.kinds.withLock({ $0.firstIndex { $0.name == name } }) else {
                 throw DecodingError.dataCorrupted(
                     DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "unknown kind \(name)"))
             }
@@ -78,9 +102,13 @@ public struct DiagnosticEvent: Sendable, Equatable, CustomStringConvertible {
             switch rawValue {
             case 10: .error
             case 2, 3: .info
-            default: .debug
+            case 0..<11: .debug
+            default: addedLevel
             }
         }
+
+        /// The level of a kind a module added.
+        @usableFromInline var addedLevel: LogLevel { Self.kinds.withLock { $0[Int(rawValue)].level } }
 
         /// The kind's name.
         public var description: String { name }

@@ -129,7 +129,7 @@ struct EmptyWriteAnswers: HTTPTransport {
 }
 
 /// `RemotePost` updated by a dictionary of fields: it makes no update request of a value.
-struct RemoteTitlePost: Readable, Updatable {
+struct RemoteTitlePost: Readable, Updatable, PersistedResource {
     typealias Value = Post
     typealias ReadRequest = String
     typealias UpdateRequest = [String: String]
@@ -141,7 +141,7 @@ struct RemoteTitlePost: Readable, Updatable {
 }
 
 /// `RemotePost` whose version is its content, as PocketBase's `updated` field would be.
-struct RemoteStampedPost: Readable, Updatable, Deletable {
+struct RemoteStampedPost: Readable, Updatable, Deletable, PersistedResource {
     typealias Value = Post
     typealias ReadRequest = String
     typealias DeleteRequest = Post

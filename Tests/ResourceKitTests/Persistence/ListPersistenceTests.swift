@@ -5,7 +5,7 @@ import ResourceKitTesting
 import Testing
 
 /// A feed whose store keeps only its first two items.
-struct ShortFeed: Listable {
+struct ShortFeed: Listable, PersistedResource {
     typealias Value = Post
     typealias Item = Post
     typealias ListResponse = PageEnvelope<Post>
@@ -15,7 +15,7 @@ struct ShortFeed: Listable {
 }
 
 /// A feed its store never keeps.
-struct UnkeptFeed: Listable {
+struct UnkeptFeed: Listable, PersistedResource {
     typealias Value = Post
     typealias Item = Post
     typealias ListResponse = PageEnvelope<Post>

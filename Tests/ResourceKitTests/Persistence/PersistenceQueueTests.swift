@@ -20,7 +20,7 @@ extension DiskPostSuites {
             NetworkSession(baseURL: "http://test.local/api", transport: transport, timeLimit: nil)
         }
 
-        var key42: String { "\(RemoteDiskPost.persistenceName)/42" }
+        var key42: String { "\(String(reflecting: RemoteDiskPost.self))/42" }
 
         @Test func aFailedWriteIsReportedKeptAndWrittenByTheNextFlush() async throws {
             defer { try? FileManager.default.removeItem(at: directory) }
@@ -103,7 +103,7 @@ extension DiskPostSuites {
             let before = storage.batches.withLock { $0 }
             await persistence.flush()
             #expect(storage.batches.withLock { $0 } == before + 1)
-            #expect(try storage.inner.allKeys() == ["\(RemoteDiskPost.persistenceName)/43"])
+            #expect(try storage.inner.allKeys() == ["\(String(reflecting: RemoteDiskPost.self))/43"])
         }
 
         @Test func afterAWipeOnlyResourcesMadeSincePersist() async throws {
@@ -120,7 +120,7 @@ extension DiskPostSuites {
             // A resource made after the wipe persists.
             try await store.resource(RemoteDiskPost.self, id: "43").read("43")
             await persistence.flush()
-            #expect(try persistence.storage.allKeys() == ["\(RemoteDiskPost.persistenceName)/43"])
+            #expect(try persistence.storage.allKeys() == ["\(String(reflecting: RemoteDiskPost.self))/43"])
         }
 
         @Test func aPushedChangeOfAnItemNoLiveResourceHoldsRemovesItsEntry() async throws {
@@ -138,7 +138,8 @@ extension DiskPostSuites {
             try await live.read("43")
             store.apply(.updated(DiskPost(id: "43", title: "Pushed")), as: RemoteDiskPost.self)
             await persistence.flush()
-            let entry = try #require(try persistence.storage.entry(for: "\(RemoteDiskPost.persistenceName)/43"))
+            let entry = try #require(
+                try persistence.storage.entry(for: "\(String(reflecting: RemoteDiskPost.self))/43"))
             #expect(try JSONDecoder().decode(DiskPost.self, from: entry.value).title == "Pushed")
         }
 

@@ -38,7 +38,7 @@ struct RemoteDiskPost: Readable, Deletable {
 }
 
 /// The same posts after a change of their encoding.
-struct RemoteDiskPostV2: Readable {
+struct RemoteDiskPostV2: Readable, PersistedResource {
     typealias Value = DiskPost
     typealias ReadRequest = String
     static let persistenceSchema = 2
@@ -258,7 +258,7 @@ extension DiskPostSuites {
                 let post = resourceAsGenericCodeAsks(store, RemoteDiskPost.self, id: "42")
                 try await post.read("42")
                 await store.persistence?.flush()
-                #expect(try store.persistence?.storage.allKeys() == ["\(RemoteDiskPost.persistenceName)/42"])
+                #expect(try store.persistence?.storage.allKeys() == ["\(String(reflecting: RemoteDiskPost.self))/42"])
             }
             let store = try launch()
             let before = reads
