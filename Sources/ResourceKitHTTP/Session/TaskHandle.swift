@@ -23,6 +23,8 @@ final class TaskHandle: NSObject, URLSessionTaskDelegate, StoppableRequest, Rout
         var completion: (@Sendable (Result<HTTPResponse, NetworkError>) -> Void)?
         /// The library's stream of the request's streamed body, from which a restart makes a fresh one.
         var uploadBody: BodyInputStream?
+        /// The result, kept for the caller that `send` resumes.
+        var result: Result<HTTPResponse, NetworkError>?
     }
     private let state = Locked(State())
     /// The most body bytes a routed task holds.
@@ -67,6 +69,14 @@ final class TaskHandle: NSObject, URLSessionTaskDelegate, StoppableRequest, Rout
     }
 
     func stop() { cancel() }
+
+    /// Keeps the result for ``takeResult()``.
+    func keep(_ result: Result<HTTPResponse, NetworkError>) { state.withLock { $0.result = result } }
+
+    /// The result ``keep(_:)`` kept.
+    func takeResult() -> Result<HTTPResponse, NetworkError> {
+        state.withLock { $0.result.take() } ?? .failure(.invalidResponse("the request ended without a result"))
+    }
 
     /// The library's stream of the request's streamed body, if it has one; set before the task starts.
     var uploadBody: BodyInputStream? {

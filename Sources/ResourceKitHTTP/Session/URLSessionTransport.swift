@@ -184,14 +184,21 @@ public struct URLSessionTransport: HTTPTransport {
     /// challenge as its `401` response.
     public func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
         let handle = TaskHandle(maximumBodySize: maximumResponseBodySize)
-        let result: Result<HTTPResponse, NetworkError> = await withTaskCancellationHandler {
+        await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                start(request, handle: handle) { continuation.resume(returning: $0) }
+                start(request, handle: handle) { result in
+                    // Handed over under the handle's lock, not as the continuation's value: resumed from
+                    // `URLSession`'s queue, a continuation orders the two threads by an atomic of the runtime that
+                    // ThreadSanitizer cannot see (swiftlang/swift#57803), and it would report the caller's reads of
+                    // what this thread made.
+                    handle.keep(result)
+                    continuation.resume()
+                }
             }
         } onCancel: {
             handle.cancel()
         }
-        return try result.get()
+        return try handle.takeResult().get()
     }
 
     static func bodyTooLong(_ limit: Int) -> NetworkError {

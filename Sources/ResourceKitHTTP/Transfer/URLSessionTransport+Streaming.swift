@@ -91,7 +91,7 @@ final class StreamingSession: Sendable {
         let streamed = StreamedTask(task, uploadBody: body)
         stopping.withLock { $0 = streamed }
         router.register(streamed, for: task.taskIdentifier)
-        let result = await withTaskCancellationHandler {
+        await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 streamed.awaitHead(continuation)
                 task.resume()
@@ -99,14 +99,19 @@ final class StreamingSession: Sendable {
         } onCancel: {
             streamed.stop()
         }
-        return try result.get()
+        return try streamed.takeHead().get()
     }
 }
 
 /// One streamed request: its head, then its body.
 final class StreamedTask: RoutedTask {
     private struct State {
-        var head: CheckedContinuation<Result<StreamedResponse, NetworkError>, Never>?
+        var head: CheckedContinuation<Void, Never>?
+        /// What the caller gets once `head` is resumed. Handed over under the lock, not as the continuation's
+        /// value: resumed from `URLSession`'s queue, a continuation orders the two threads by an atomic of the
+        /// runtime that ThreadSanitizer cannot see (swiftlang/swift#57803), and it would report the caller's reads
+        /// of what this thread made.
+        var headResult: Result<StreamedResponse, NetworkError>?
         var writer: ResponseBody.Writer?
         var challenged: HTTPURLResponse?
         /// The reader or the caller stopped the task.
@@ -128,8 +133,23 @@ final class StreamedTask: RoutedTask {
 
     var uploadBody: BodyInputStream? { body.withLock { $0 } }
 
-    func awaitHead(_ continuation: CheckedContinuation<Result<StreamedResponse, NetworkError>, Never>) {
+    func awaitHead(_ continuation: CheckedContinuation<Void, Never>) {
         state.withLock { $0.head = continuation }
+    }
+
+    /// The head the caller was resumed for.
+    func takeHead() -> Result<StreamedResponse, NetworkError> {
+        state.withLock { $0.headResult.take() } ?? .failure(.invalidResponse("the response ended without a head"))
+    }
+
+    /// Hands the caller waiting for the head `result`, once.
+    private func deliverHead(_ result: Result<StreamedResponse, NetworkError>) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard let waiter = state.head.take() else { return nil }
+            state.headResult = result
+            return waiter
+        }
+        waiter?.resume()
     }
 
     /// Cancels the task for the reader or the caller, once, from another thread: this may run on `URLSession`'s
@@ -159,13 +179,12 @@ final class StreamedTask: RoutedTask {
         let (body, writer) = ResponseBody.makeSpillingStream()
         writer.onTermination { [weak self] in self?.stop() }
         let response = URLSessionTransport.response(http, body: Data())
-        let head = state.withLock { state in
+        state.withLock { state in
             state.writer = writer
             state.response = http
-            return state.head.take()
         }
-        head?.resume(
-            returning: .success(
+        deliverHead(
+            .success(
                 StreamedResponse(
                     statusCode: response.statusCode, headers: response.headers, url: response.url, body: body)))
     }
@@ -183,26 +202,22 @@ final class StreamedTask: RoutedTask {
     /// The task ended: before its head, the caller gets the error (or the challenge's response); after it,
     /// the body ends.
     func completed(with error: (any Error)?) {
-        let (waiter, writer, challenged, isStopped, head, received) = state.withLock { state in
+        let (waiting, writer, challenged, isStopped, head, received) = state.withLock { state in
             (
-                state.head.take(), state.writer.take(), state.challenged, state.isStopped, state.response,
+                state.head != nil, state.writer.take(), state.challenged, state.isStopped, state.response,
                 state.received
             )
         }
-        if let waiter {
-            switch URLSessionTransport.result(
-                data: nil, response: nil, error: error ?? URLError(.badServerResponse), challenged: challenged,
-                cancelled: false)
-            {
-            case .success(let response):
-                waiter.resume(
-                    returning: .success(
-                        StreamedResponse(
-                            statusCode: response.statusCode, headers: response.headers, url: response.url,
-                            body: ResponseBody(Data()))))
-            case .failure(let failure):
-                waiter.resume(returning: .failure(failure))
-            }
+        if waiting {
+            deliverHead(
+                URLSessionTransport.result(
+                    data: nil, response: nil, error: error ?? URLError(.badServerResponse), challenged: challenged,
+                    cancelled: false
+                ).map { response in
+                    StreamedResponse(
+                        statusCode: response.statusCode, headers: response.headers, url: response.url,
+                        body: ResponseBody(Data()))
+                })
         }
         // A rejected challenge ends the task as cancelled, after its response's head and body: that body is
         // complete. A body cut short by the connection is told by its head and its bytes.
@@ -213,8 +228,5 @@ final class StreamedTask: RoutedTask {
         writer?.finish(throwing: challenged != nil && !isStopped && failure == .cancelled ? nil : failure)
     }
 
-    private func finish(_ error: NetworkError) {
-        let head = state.withLock { $0.head.take() }
-        head?.resume(returning: .failure(error))
-    }
+    private func finish(_ error: NetworkError) { deliverHead(.failure(error)) }
 }
