@@ -44,7 +44,7 @@ public struct PersistedEntry: Sendable, Equatable {
 }
 
 /// A storage that can be told to keep every entry, whatever its bound: what an outbox asks of its storage.
-package protocol EvictionControlling: Sendable {
+protocol EvictionControlling: Sendable {
     /// From now on, never evicts an entry to make room.
     func keepEveryEntry()
 }

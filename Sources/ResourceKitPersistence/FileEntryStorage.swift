@@ -336,5 +336,5 @@ public final class FileEntryStorage: EntryStorage {
 
 extension FileEntryStorage: EvictionControlling {
     /// From now on, never evicts: the storage is an outbox's.
-    package func keepEveryEntry() { evicts.store(false, ordering: .relaxed) }
+    func keepEveryEntry() { evicts.store(false, ordering: .relaxed) }
 }

@@ -113,5 +113,5 @@ public final class SealedEntryStorage: EntryStorage {
 
 extension SealedEntryStorage: EvictionControlling {
     /// Tells the base storage, when it can be told.
-    package func keepEveryEntry() { (base as? any EvictionControlling)?.keepEveryEntry() }
+    func keepEveryEntry() { (base as? any EvictionControlling)?.keepEveryEntry() }
 }

@@ -1,6 +1,6 @@
 /// How often an object reads again while observed: see ``Resource/poll(_:every:jitter:)`` and
 /// ``ListResource/poll(every:jitter:)``.
-package enum Polling {
+enum Polling {
     /// Runs until the calling task is cancelled: every `interval` (lengthened by up to a tenth by `jitter`),
     /// calls `poll` with the wait just done, unless nobody observes or a load is in flight. The next wait
     /// starts when `poll` returns, so polls never overlap.

@@ -22,15 +22,15 @@ public import Synchronization
     @usableFromInline package var id: ID
     @usableFromInline package var kind: ItemNewsKind
     @usableFromInline package var value: Item?
-    @usableFromInline package var rank: UInt64 = 0
-    @usableFromInline package var created = false
+    @usableFromInline var rank: UInt64 = 0
+    @usableFromInline var created = false
     @usableFromInline package var token: LayerToken?
     /// For a fact: the validators the server's answer gave this value (`ETag`, `Last-Modified`), when it gave
     /// any. The store keeps them as what it knows of the item's version (see `KnownVersions`); a fact without
     /// them leaves what is known as it is.
-    @usableFromInline package var validators: Validators?
+    @usableFromInline var validators: Validators?
 
-    @inlinable package init(
+    @inlinable init(
         id: ID, kind: ItemNewsKind, value: Item? = nil, rank: UInt64 = 0, created: Bool = false,
         token: LayerToken? = nil, validators: Validators? = nil
     ) {
@@ -43,7 +43,7 @@ public import Synchronization
         self.validators = validators
     }
 
-    @inlinable package static func fact(
+    @inlinable static func fact(
         _ id: ID, _ fact: ItemFact<Item>, rank: UInt64, created: Bool = false, validators: Validators? = nil
     ) -> ItemNews {
         ItemNews(id: id, kind: .fact, value: fact.value, rank: rank, created: created, validators: validators)
@@ -62,7 +62,7 @@ public import Synchronization
     }
 
     /// The fact or layer's change.
-    @inlinable package var fact: ItemFact<Item> { value.map { .value($0) } ?? .removed }
+    @inlinable var fact: ItemFact<Item> { value.map { .value($0) } ?? .removed }
 
     /// The same news about another id type.
     @inlinable package func with<Other: Sendable>(id other: Other) -> ItemNews<Item, Other> {
@@ -83,7 +83,7 @@ public import Synchronization
 }
 
 extension ItemFact {
-    @inlinable package var value: Item? {
+    @inlinable var value: Item? {
         if case .value(let value) = self { return value }
         return nil
     }
@@ -102,7 +102,7 @@ extension ItemFact {
 /// adds the layer before the end reaches it, or sees the mark and never adds it: whatever the interleaving,
 /// no layer outlives its change.
 @usableFromInline package final class LayerToken: Sendable, Equatable {
-    @usableFromInline package let ended = Atomic<Bool>(false)
+    @usableFromInline let ended = Atomic<Bool>(false)
 
     @inlinable package init() {}
 

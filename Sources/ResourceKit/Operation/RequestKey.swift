@@ -5,7 +5,7 @@ import Foundation
 /// characters their parts contain (no separator can be forged).
 // `@usableFromInline`: the inlinable read path (Resource+CRUD.swift) uses the key, so it is part of the
 // module's API surface.
-@usableFromInline package struct RequestKey: Hashable, Sendable {
+@usableFromInline struct RequestKey: Hashable, Sendable {
     struct QueryItem: Hashable, Sendable {
         var name: String
         var value: String?

@@ -34,7 +34,7 @@ extension ResourceMachine {
 
     /// What a persistent store writes of the resource: its settled value, or the value a failure keeps (the
     /// last the server gave: a refused change must not leave an older value on disk).
-    package func persistedSnapshot() -> Snapshot? {
+    func persistedSnapshot() -> Snapshot? {
         if let snapshot = snapshot() { return snapshot }
         guard case .failure(_, let previous?) = settled else { return nil }
         return Snapshot(value: previous, rank: settledRank, loadedAt: loadedAt, validators: validators, loadedKey: nil)
@@ -42,10 +42,10 @@ extension ResourceMachine {
 
     package struct Snapshot {
         package var value: Value
-        package var rank: UInt64
+        var rank: UInt64
         package var loadedAt: Duration?
         package var validators: Validators?
-        package var loadedKey: RequestKey?
+        var loadedKey: RequestKey?
     }
 
     /// The value is stale: a fresh-only read asks the server again.

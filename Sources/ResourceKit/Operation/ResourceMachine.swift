@@ -3,7 +3,7 @@
 // of the module's API surface, and a change to them a change clients compile against.
 
 /// What an operation did to a resource's value.
-@usableFromInline package enum ResourceOutcome<Value: Sendable>: Sendable {
+@usableFromInline enum ResourceOutcome<Value: Sendable>: Sendable {
     case value(Value)
     /// A read's value with the validators its response carried (or, after a `304`, the value kept).
     case validated(Value, Validators)
@@ -13,14 +13,14 @@
     case handedOff(NetworkError)
 
     /// What a change's wrapper did, as an outcome.
-    @inlinable package init(_ result: MutationResult<Self>) {
+    @inlinable init(_ result: MutationResult<Self>) {
         switch result {
         case .sent(let outcome): self = outcome
         case .kept(let error): self = .handedOff(error)
         }
     }
 
-    @inlinable package var value: Value? {
+    @inlinable var value: Value? {
         switch self {
         case .value(let value), .validated(let value, _): value
         case .removed, .handedOff: nil
@@ -28,7 +28,7 @@
     }
 
     /// Whether the outcome is the server's answer, to land.
-    @inlinable package var isAnswer: Bool {
+    @inlinable var isAnswer: Bool {
         if case .handedOff = self { false } else { true }
     }
 }
@@ -42,76 +42,76 @@
 /// - an answer older than a completed mutation never lands over it, and no read asked after a mutation
 ///   completed joins a read sent before it.
 @usableFromInline package struct ResourceMachine<Value: Sendable>: OperationMachine {
-    @usableFromInline package typealias Outcome = ResourceOutcome<Value>
+    @usableFromInline typealias Outcome = ResourceOutcome<Value>
     /// A read's work is given the value it may keep on a `304 Not Modified`.
-    @usableFromInline package typealias Context = KeptValue<Value>?
+    @usableFromInline typealias Context = KeptValue<Value>?
 
     /// An optimistic change shown over the settled value.
-    @usableFromInline package struct Layer {
-        @usableFromInline package var token: LayerToken
-        @usableFromInline package var fact: ItemFact<Value>
+    @usableFromInline struct Layer {
+        @usableFromInline var token: LayerToken
+        @usableFromInline var fact: ItemFact<Value>
 
-        @inlinable package init(token: LayerToken, fact: ItemFact<Value>) {
+        @inlinable init(token: LayerToken, fact: ItemFact<Value>) {
             self.token = token
             self.fact = fact
         }
     }
 
-    @usableFromInline package enum Kind {
+    @usableFromInline enum Kind {
         case read(RequestKey?)
         /// A create, update or delete; `layer` names its optimistic change.
         case mutation(layer: LayerToken?, creates: Bool)
     }
 
     /// What a store and the freshness policies need to know; absent for a resource made on its own.
-    @usableFromInline package struct Sharing {
+    @usableFromInline struct Sharing {
         /// The read that loads this resource's item: every value it holds is that item's.
-        @usableFromInline package var key: RequestKey?
+        @usableFromInline var key: RequestKey?
         /// Whether news goes to a store.
-        @usableFromInline package var publishes: Bool
+        @usableFromInline var publishes: Bool
 
-        @inlinable package init(key: RequestKey?, publishes: Bool) {
+        @inlinable init(key: RequestKey?, publishes: Bool) {
             self.key = key
             self.publishes = publishes
         }
     }
 
-    @usableFromInline package var state: ResourceState<Value>
-    @usableFromInline package var version: UInt64 = 0
+    @usableFromInline var state: ResourceState<Value>
+    @usableFromInline var version: UInt64 = 0
     /// The newest answer that landed (or the initial state), and its rank.
-    @usableFromInline package var settled: ResourceState<Value>
-    @usableFromInline package var settledRank: UInt64 = 0
+    @usableFromInline var settled: ResourceState<Value>
+    @usableFromInline var settledRank: UInt64 = 0
     /// The rank of the value in `settled` (its `previous` when it is a failure). A failure changes no value
     /// on the server, so it leaves this rank as it was: an answer older than the failure but newer than the
     /// value it keeps is what the resource would show without the failed operation, and becomes its
     /// `previous`. Below `settledRank` only while `settled` is a failure.
-    @usableFromInline package var valueRank: UInt64 = 0
+    @usableFromInline var valueRank: UInt64 = 0
     /// The read whose answer is `settled`, for ``ReadPolicy/skipIfLoaded``. A store's resource keeps it through
     /// its own mutations and news from other holders, which keep the item it loaded current.
-    @usableFromInline package var loadedKey: RequestKey?
-    @usableFromInline package var isShowingLoading: Bool
+    @usableFromInline var loadedKey: RequestKey?
+    @usableFromInline var isShowingLoading: Bool
     /// Changes whenever `settled` does.
-    @usableFromInline package var settledGeneration: UInt64 = 0
+    @usableFromInline var settledGeneration: UInt64 = 0
     /// What the shown state was made of: the optimistic change on top, or else the settled state's
     /// generation. While a change is on top, settled answers underneath do not show.
-    @usableFromInline package var shownLayer: LayerToken?
-    @usableFromInline package var shownGeneration: UInt64 = 0
+    @usableFromInline var shownLayer: LayerToken?
+    @usableFromInline var shownGeneration: UInt64 = 0
     @usableFromInline var book = OperationBook<Outcome, Context, Kind>()
     /// Reads in flight that a new caller may join.
     @usableFromInline var joinable: [RequestKey: OperationID] = [:]
     /// When the settled value was last known fresh (a landed answer or news), on the session's timeline;
     /// `nil` once invalidated.
-    @usableFromInline package var loadedAt: Duration?
+    @usableFromInline var loadedAt: Duration?
     /// The validators of the settled value, for a conditional read of `loadedKey`.
-    @usableFromInline package var validators: Validators?
+    @usableFromInline var validators: Validators?
     /// Optimistic changes shown over the settled state, oldest first: the newest one is what observers see.
-    @usableFromInline package var layers: [Layer] = []
-    @usableFromInline package let sharing: Sharing?
-    @usableFromInline package let timeline: Timeline?
+    @usableFromInline var layers: [Layer] = []
+    @usableFromInline let sharing: Sharing?
+    @usableFromInline let timeline: Timeline?
     /// News for the store, taken after every transition.
-    @usableFromInline package var news: [ResourceNews<Value>] = []
+    @usableFromInline var news: [ResourceNews<Value>] = []
 
-    @inlinable package init(
+    @inlinable init(
         state: ResourceState<Value>, timeline: Timeline? = nil, sharing: Sharing? = nil, settledRank: UInt64 = 0,
         loadedAt: Duration? = nil, validators: Validators? = nil, loadedKey: RequestKey? = nil
     ) {
@@ -128,7 +128,7 @@
         settled = if case .loading(let previous) = state { previous.map { .available($0) } ?? .idle } else { state }
     }
 
-    @inlinable package var waitingCallerCount: Int { book.waitingCallerCount }
+    @inlinable var waitingCallerCount: Int { book.waitingCallerCount }
 
     // MARK: Asking
 
@@ -272,12 +272,12 @@
 
     /// Whether the settled value is the answer of `key` for freshness: loaded by it, or, for a store's
     /// resource, any value of its item (another holder's copy included).
-    @inlinable package func holdsAnswer(of key: RequestKey) -> Bool {
+    @inlinable func holdsAnswer(of key: RequestKey) -> Bool {
         loadedKey == key || (sharing?.key == key && settled.value != nil)
     }
 
     /// Records what a landed answer means for freshness, validators and the store.
-    @inlinable package mutating func land(_ outcome: Outcome, rank: UInt64, created: Bool) {
+    @inlinable mutating func land(_ outcome: Outcome, rank: UInt64, created: Bool) {
         loadedAt = timeline?.now
         if case .validated(_, let answerValidators) = outcome {
             validators = answerValidators
@@ -294,12 +294,12 @@
     }
 
     /// Gathers news for the store; a resource outside a store does not even make it.
-    @inlinable package mutating func tell(_ item: @autoclosure () -> ResourceNews<Value>) {
+    @inlinable mutating func tell(_ item: @autoclosure () -> ResourceNews<Value>) {
         if sharing?.publishes == true { news.append(item()) }
     }
 
     /// Ends an optimistic change; returns whether one ended.
-    @inlinable package mutating func removeLayer(_ token: LayerToken?) -> Bool {
+    @inlinable mutating func removeLayer(_ token: LayerToken?) -> Bool {
         token?.end()
         guard let token, let position = layers.firstIndex(where: { $0.token == token }) else { return false }
         layers.remove(at: position)
@@ -307,7 +307,7 @@
         return true
     }
 
-    @inlinable package func settledState(after result: Result<Outcome, NetworkError>) -> ResourceState<Value>? {
+    @inlinable func settledState(after result: Result<Outcome, NetworkError>) -> ResourceState<Value>? {
         switch result {
         case .success(.value(let value)), .success(.validated(let value, _)): .available(value)
         case .success(.removed): .idle
@@ -321,7 +321,7 @@
 
     /// Recomputes what observers see: `loading` while a caller newer than the settled answer waits, and the
     /// newest optimistic change over the settled value.
-    @inlinable package mutating func publish(settledChanged: Bool) {
+    @inlinable mutating func publish(settledChanged: Bool) {
         var newest: UInt64 = 0
         for operation in book.operations.values { newest = max(newest, operation.callers.rank) }
         let loading = newest > settledRank

@@ -21,7 +21,7 @@ import Synchronization
     @usableFromInline package var afterNews: (@Sendable (Resource<Remote>, [ResourceNews<Remote.Value>]) -> Void)? =
         nil
     /// The rank of the value the resource started from, when it came from a store extension (persistence).
-    package var restoredRank: UInt64? = nil
+    var restoredRank: UInt64? = nil
     /// What runs its changes, when a store extension does (the outbox).
     package var mutations: (any MutationWrapping)? = nil
 }

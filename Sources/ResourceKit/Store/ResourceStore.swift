@@ -27,7 +27,7 @@ public final class ResourceStore: Sendable {
     public let capacity: Int
     /// What modules beside the core add to the store (persistence, the outbox), called at fixed points of each
     /// holder's life: see ``StoreExtension``.
-    package let extensions: [any StoreExtension]
+    let extensions: [any StoreExtension]
 
     private let registry: Locked<StoreRegistry>
     /// Freed objects, queued by their `deinit` for the next access to the registry.
@@ -196,7 +196,7 @@ public final class ResourceStore: Sendable {
 
     /// The validators the store knows for item `id` of `Value` (see ``KnownVersions``): what a change of it is
     /// made on.
-    package func knownValidators<Value>(of type: Value.Type, id: AnyHashable) -> Validators? {
+    func knownValidators<Value>(of type: Value.Type, id: AnyHashable) -> Validators? {
         withRegistry { $0.versions[StoreKey(type: ObjectIdentifier(Value.self), id: id)] }
     }
 

@@ -47,14 +47,14 @@ package protocol StoreExtension: Sendable {
 /// resource of the item starts from.
 package struct RestoredValue<Value: Sendable>: Sendable {
     /// The value.
-    package var value: Value
+    var value: Value
     /// How long ago it was loaded; `nil` when it is to be read again before it counts as fresh.
-    package var age: Duration?
+    var age: Duration?
     /// The validators of the value itself, which a conditional read sends.
-    package var validators: Validators?
+    var validators: Validators?
     /// What was known of the item's version (``KnownVersions``): the value's own validators, or an earlier
     /// version's, which a change of it is made on.
-    package var knownValidators: Validators?
+    var knownValidators: Validators?
 
     package init(value: Value, age: Duration?, validators: Validators?, knownValidators: Validators?) {
         self.value = value
@@ -79,7 +79,7 @@ package struct MutationBase: Sendable {
     package var value: (any Sendable)?
 
     /// The base, or `nil` when nothing is known of the value.
-    package init?(entityTag: String?, lastModified: String?, version: ItemVersion?, value: (any Sendable)? = nil) {
+    init?(entityTag: String?, lastModified: String?, version: ItemVersion?, value: (any Sendable)? = nil) {
         guard entityTag != nil || lastModified != nil || version != nil || value != nil else { return nil }
         self.entityTag = entityTag
         self.lastModified = lastModified

@@ -69,7 +69,7 @@ public import Synchronization
     }
 
     /// Whether anyone takes the events of `level`: every emitting site checks this before it builds one.
-    @inlinable package func wants(_ level: LogLevel) -> Bool {
+    @inlinable func wants(_ level: LogLevel) -> Bool {
         level.rawValue >= loggedLevel || listenerCount.load(ordering: .relaxed) > 0
     }
 

@@ -51,7 +51,7 @@ extension NetworkError {
         static let builtInCount = 13
 
         /// The code of a number ``NetworkError/codeNumber`` gave.
-        package static func numbered(_ number: UInt8) -> Code? {
+        static func numbered(_ number: UInt8) -> Code? {
             numbered.withLock { Int(number) < $0.count ? $0[Int(number)] : nil }
         }
 

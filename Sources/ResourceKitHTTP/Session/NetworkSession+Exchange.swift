@@ -7,7 +7,7 @@
 
 /// One call of ``NetworkSession/response(for:)``: the request as built (no credentials yet) and the
 /// policies that apply to it.
-package struct Exchange: Sendable {
+struct Exchange: Sendable {
     var request: URLRequest
     var base: URL?
     /// `Authorization`, `Proxy-Authorization` and `Cookie` as the endpoint set them: they go to every hop on

@@ -36,12 +36,12 @@ public struct RetryPolicy: Sendable, Equatable {
     /// another made from the same closure.
     public struct Jitter: Sendable, Equatable {
         /// Holds a source of random numbers, whose identity makes the jitter comparable.
-        package final class Source: Sendable {
-            package let draw: @Sendable () -> Double
+        final class Source: Sendable {
+            let draw: @Sendable () -> Double
             init(_ draw: @escaping @Sendable () -> Double) { self.draw = draw }
         }
 
-        package let source: Source?
+        let source: Source?
 
         /// Waits exactly the computed backoff.
         public static let none = Jitter(source: nil)

@@ -81,7 +81,7 @@ package struct ChangeTimeout: Error, CustomStringConvertible {
     /// What the wait was for.
     package var description: String
 
-    package init(description: String, timeout: Duration, seen: String) {
+    init(description: String, timeout: Duration, seen: String) {
         self.description =
             "waited \(timeout) for \(description)" + (seen.isEmpty ? "" : "; saw \(seen)")
     }

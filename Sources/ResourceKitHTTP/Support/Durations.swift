@@ -43,7 +43,7 @@ package enum Backoff {
 extension RetryPolicy.Jitter {
     /// A draw of the source clamped to `0...1`: below zero (−∞ included) as zero, above one (+∞ included) as
     /// one, and NaN as one, so that a broken source of random numbers never makes retries come sooner.
-    package static func unit(_ draw: Double) -> Double {
+    static func unit(_ draw: Double) -> Double {
         draw.isNaN ? 1 : min(max(draw, 0), 1)
     }
 
