@@ -18,8 +18,8 @@ public import ResourceKit
 /// The settings used to be requirements of `Readable` and `Listable`. A type that still declares them without
 /// adopting this protocol compiles, but the store no longer reads them: its entries and kept changes go under
 /// the default name. An outbox that keeps changes under a name no type given to the store claims says so when
-/// the store is made, in the session's log (a ``ResourceKitHTTP/DiagnosticEvent`` of kind
-/// ``ResourceKitHTTP/DiagnosticEvent/Kind/unclaimedChanges``, at ``ResourceKitHTTP/LogLevel/error``); they stay
+/// the store is made, in the session's log (a `DiagnosticEvent` of kind `unclaimedChanges`, at
+/// `LogLevel.error`); they stay
 /// on disk, listed in ``Outbox/pending``, and are sent once a run gives their type its name again.
 public protocol PersistedResource: RemoteResource {
     /// The version of the value's encoding in a persistent store: raise it when the value's `Codable` shape
@@ -57,7 +57,7 @@ enum PersistenceSettings {
 
 extension DiagnosticEvent.Kind {
     /// An outbox keeps changes under a type name that no type given to its store claims (see
-    /// ``PersistedResource``): ``DiagnosticEvent/itemType`` is the name, ``DiagnosticEvent/itemCount`` how many
-    /// changes, ``DiagnosticEvent/error`` says what to do. Logged at ``LogLevel/error`` when the store is made.
+    /// ``PersistedResource``): the event's `itemType` is the name, its `itemCount` how many changes, its `error`
+    /// says what to do. Logged at `LogLevel.error` when the store is made.
     public static let unclaimedChanges = DiagnosticEvent.Kind("unclaimedChanges", level: .error)
 }
