@@ -40,8 +40,7 @@ public final class NetworkActivity: Sendable, Observable, ActivityWatching {
         var status = Status(requestsInFlight: 0, isBusy: false)
         /// Bumped whenever a request starts: a pending turn-off from before it is void.
         var generation: UInt64 = 0
-        var streams: [UInt64: AsyncStream<Status>.Continuation] = [:]
-        var nextStream: UInt64 = 0
+        var streams = Subscribers<Status>()
     }
 
     private let counter: ActivityCounter
@@ -81,17 +80,7 @@ public final class NetworkActivity: Sendable, Observable, ActivityWatching {
     /// - Returns: The stream.
     public func updates() -> AsyncStream<Status> {
         startWatching()
-        let (stream, continuation) = AsyncStream.makeStream(of: Status.self)
-        let id = state.withLock { state in
-            state.nextStream &+= 1
-            state.streams[state.nextStream] = continuation
-            continuation.yield(state.status)
-            return state.nextStream
-        }
-        continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0.streams.removeValue(forKey: id) }
-        }
-        return stream
+        return state.stream(\.streams) { state in (state.status, false) }
     }
 
     private func startWatching() {
@@ -136,14 +125,12 @@ public final class NetworkActivity: Sendable, Observable, ActivityWatching {
     }
 
     private func update(_ change: (inout State) -> Void) {
-        let (old, new, streams) = state.withLock { state in
+        let (old, new) = state.withLock { state in
             let old = state.status
             change(&state)
-            // Yielded under the lock, so every stream sees the changes in order.
-            if state.status != old { for stream in state.streams.values { stream.yield(state.status) } }
-            return (old, state.status, state.streams.isEmpty)
+            if state.status != old { state.streams.yield(state.status) }
+            return (old, state.status)
         }
-        _ = streams
         if old.requestsInFlight != new.requestsInFlight {
             registrar.withMutation(of: self, keyPath: \.requestsInFlight) {}
         }

@@ -183,11 +183,10 @@ extension Outbox {
             change: record.change, isDeletedOnServer: server.value == nil && server.unreadable == nil,
             resolution: resolution, error: state.withLock { $0.holdErrors[record.id] }, detectedAt: conflict.detectedAt,
             baseValue: record.base?.value, mineValue: record.isDeletion ? nil : record.value, theirsValue: server.value)
-        let watchers = state.withLock { state in
+        state.withLock { state in
             state.reported.conflicts += 1
-            return Array(state.conflictWatchers.values)
+            state.conflictWatchers.yield(report)
         }
-        for watcher in watchers { watcher.yield(report) }
         return resend
     }
 }

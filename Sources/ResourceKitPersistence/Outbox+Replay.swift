@@ -262,14 +262,12 @@ extension Outbox {
         }
         for change in dropped { unshow(change.id) }
         notify()
-        let watchers = state.withLock { state in
-            state.reported.failures += dropped.count
-            return Array(state.failureWatchers.values)
+        let failures = dropped.map { change in
+            OutboxFailure(change: change.change, error: error, after: change.id == record.id ? nil : record.id)
         }
-        for change in dropped {
-            let failure = OutboxFailure(
-                change: change.change, error: error, after: change.id == record.id ? nil : record.id)
-            for watcher in watchers { watcher.yield(failure) }
+        state.withLock { state in
+            state.reported.failures += dropped.count
+            for failure in failures { state.failureWatchers.yield(failure) }
         }
     }
 }

@@ -27,8 +27,10 @@ extension Outbox {
     }
 
     func notify() {
-        let (list, watchers) = state.withLock { ($0.records.map(\.change), Array($0.watchers.values)) }
-        for watcher in watchers { watcher.yield(list) }
+        state.withLock { state in
+            // Made only for a reader: a list of every kept change.
+            if !state.watchers.isEmpty { state.watchers.yield(state.records.map(\.change)) }
+        }
         Changes.raise()
     }
 

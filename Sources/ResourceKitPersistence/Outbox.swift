@@ -76,9 +76,9 @@ public final class Outbox: Sendable {
         var lastReplay: Task<Void, Never>?
         /// Numbers replay runs and their callers.
         var nextReplay: UInt64 = 0
-        var watchers: [UInt64: AsyncStream<[PendingChange]>.Continuation] = [:]
-        var failureWatchers: [UInt64: AsyncStream<OutboxFailure>.Continuation] = [:]
-        var conflictWatchers: [UInt64: AsyncStream<OutboxConflict>.Continuation] = [:]
+        var watchers = Subscribers<[PendingChange]>()
+        var failureWatchers = Subscribers<OutboxFailure>()
+        var conflictWatchers = Subscribers<OutboxConflict>()
         /// Why each held change's policy could not resolve it, in this launch.
         var holdErrors: [String: NetworkError] = [:]
         /// What the outbox last showed of each item as the server's (a landed change's answer, the server's
@@ -88,7 +88,6 @@ public final class Outbox: Sendable {
         /// How many conflicts and failures were reported since the outbox was made: for tests of the package, to
         /// wait for a stream to have read them all.
         var reported = (conflicts: 0, failures: 0)
-        var nextWatcher: UInt64 = 0
         var lastError: NetworkError?
     }
 
@@ -172,17 +171,7 @@ public final class Outbox: Sendable {
     /// A stream of ``pending``: the list now, then the list after each change is kept, lands, is refused or
     /// is cancelled. It keeps the newest list only, and ends when the reading task is cancelled.
     public func changes() -> AsyncStream<[PendingChange]> {
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: [PendingChange].self, bufferingPolicy: .bufferingNewest(1))
-        let id = state.withLock { state in
-            state.nextWatcher += 1
-            state.watchers[state.nextWatcher] = continuation
-            continuation.yield(state.records.map(\.change))
-            return state.nextWatcher
-        }
-        continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.watchers.removeValue(forKey: id) }
-        }
-        return stream
+        state.stream(\.watchers, buffering: .bufferingNewest(1)) { state in (state.records.map(\.change), false) }
     }
 
     /// A stream of the changes that will not reach the server: refused on replay, or rolled back after the
@@ -192,19 +181,10 @@ public final class Outbox: Sendable {
 
     /// A stream of reports from its making on, each kept until read, registered in `watchers` until the reading
     /// task is cancelled: what ``failures()`` and ``conflicts()`` return.
-    func reports<Report>(_ watchers: any WritableKeyPath<State, [UInt64: AsyncStream<Report>.Continuation]> & Sendable)
+    func reports<Report>(_ watchers: any WritableKeyPath<State, Subscribers<Report>> & Sendable)
         -> AsyncStream<Report>
     {
-        let (stream, continuation) = AsyncStream.makeStream(of: Report.self)
-        let id = state.withLock { state in
-            state.nextWatcher += 1
-            state[keyPath: watchers][state.nextWatcher] = continuation
-            return state.nextWatcher
-        }
-        continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0[keyPath: watchers].removeValue(forKey: id) }
-        }
-        return stream
+        state.stream(watchers)
     }
 
     /// Sends the kept changes, in order, until none is left, the server is unreachable again, or no caller waits
@@ -319,7 +299,7 @@ public final class Outbox: Sendable {
         for record in records { show(record, lane: lane) }
     }
 
-    /// Logs, at ``LogLevel/error``, the kept changes of each type name no type given to the store claims: they
+    /// Logs, at `LogLevel.error`, the kept changes of each type name no type given to the store claims: they
     /// wait, neither sent nor shown, for a run that gives their type. Said aloud, since a type that declared
     /// its `persistenceName` without adopting ``PersistedResource`` names its changes otherwise now, and would
     /// leave them waiting unseen.

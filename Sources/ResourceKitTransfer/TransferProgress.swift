@@ -44,8 +44,7 @@ public final class TransferProgress: Sendable, Observable, ProgressReporting {
     private struct State {
         var status = Status(completedBytes: 0)
         var lastPublished: ContinuousClock.Instant?
-        var streams: [UInt64: AsyncStream<Status>.Continuation] = [:]
-        var nextStream: UInt64 = 0
+        var streams = Subscribers<Status>()
     }
 
     /// The least time between two changes observers hear of while bytes flow.
@@ -72,21 +71,7 @@ public final class TransferProgress: Sendable, Observable, ProgressReporting {
     /// unregisters it.
     /// - Returns: The stream.
     public func updates() -> AsyncStream<Status> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Status.self)
-        let id = state.withLock { state in
-            state.nextStream &+= 1
-            continuation.yield(state.status)
-            if state.status.isFinished {
-                continuation.finish()
-            } else {
-                state.streams[state.nextStream] = continuation
-            }
-            return state.nextStream
-        }
-        continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0.streams.removeValue(forKey: id) }
-        }
-        return stream
+        state.stream(\.streams) { state in (state.status, state.status.isFinished) }
     }
 
     /// The transfer (re)started: `completed` bytes are there already, of `expected`.
@@ -110,20 +95,16 @@ public final class TransferProgress: Sendable, Observable, ProgressReporting {
 
     private func update(force: Bool, _ change: (inout Status) -> Void) {
         let now = ContinuousClock.now
-        let published: (Status, [AsyncStream<Status>.Continuation])? = state.withLock { state in
+        let published: [AsyncStream<Status>.Continuation]? = state.withLock { state in
             guard !state.status.isFinished else { return nil }
             change(&state.status)
             if !force, let last = state.lastPublished, now - last < interval { return nil }
             state.lastPublished = now
-            let streams = Array(state.streams.values)
-            if state.status.isFinished { state.streams = [:] }
-            return (state.status, streams)
+            state.streams.yield(state.status)
+            return state.status.isFinished ? state.streams.removeAll() : []
         }
-        guard let (status, streams) = published else { return }
+        guard let finished = published else { return }
         registrar.withMutation(of: self, keyPath: \.status) {}
-        for stream in streams {
-            stream.yield(status)
-            if status.isFinished { stream.finish() }
-        }
+        for stream in finished { stream.finish() }
     }
 }

@@ -198,27 +198,17 @@ extension ResourceStore {
     /// learns that what it follows (``liveHolders(of:)``) may have changed. It keeps the newest signal only,
     /// and ends when the reading task is cancelled.
     public func membershipChanges() -> AsyncStream<Void> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let id = nextWatcher.add(1, ordering: .relaxed).newValue
-        // The flag changes under the watchers' lock, so that a watcher leaving cannot clear it after another
-        // arrived.
-        membershipWatchers.withLock { watchers in
-            watchers[id] = continuation
-            isWatched.store(true, ordering: .releasing)
+        membershipWatchers.stream(\.self, buffering: .bufferingNewest(1)) { _ in
+            // Set once, under the watchers' lock: from then on each change takes that lock, and yields to
+            // nobody once every watcher left.
+            self.isWatched.store(true, ordering: .releasing)
+            return (nil, false)
         }
-        continuation.onTermination = { [weak self] _ in
-            guard let self else { return }
-            membershipWatchers.withLock { watchers in
-                watchers[id] = nil
-                if watchers.isEmpty { isWatched.store(false, ordering: .releasing) }
-            }
-        }
-        return stream
     }
 
     /// Tells the watchers of ``membershipChanges()``; nearly free when there are none.
     func membershipChanged() {
         guard isWatched.load(ordering: .acquiring) else { return }
-        for continuation in membershipWatchers.withLock({ Array($0.values) }) { continuation.yield() }
+        membershipWatchers.withLock { $0.yield(()) }
     }
 }

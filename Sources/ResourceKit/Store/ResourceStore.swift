@@ -40,8 +40,8 @@ public final class ResourceStore: Sendable {
     package var wipeCount: UInt64 { wipes.load(ordering: .acquiring) }
     /// Who learns that the store's live objects changed (a live source following them); see
     /// ``membershipChanges()``.
-    let membershipWatchers = Locked<[UInt64: AsyncStream<Void>.Continuation]>([:])
-    let nextWatcher = Atomic<UInt64>(0)
+    let membershipWatchers = Locked(Subscribers<Void>())
+    /// Whether anyone ever watched ``membershipChanges()``: until then a change takes no lock.
     let isWatched = Atomic<Bool>(false)
 
     /// Creates a store.

@@ -1,0 +1,60 @@
+import ResourceKit
+import ResourceKitTesting
+import Testing
+
+/// The one multicast stream of the package: every stream gets an owner's changes in the order the owner made
+/// them, from any thread; a stream whose reader stops is unregistered; a finished owner ends its streams.
+@Suite struct SubscribersTests {
+    struct Owner {
+        var value = 0
+        var streams = Subscribers<Int>()
+    }
+
+    @Test func everyStreamGetsTheChangesInTheOrderTheyWereMadeFromEveryThread() async throws {
+        let owner = Locked(Owner())
+        let streams = (0..<3).map { _ in owner.stream(\.streams) { owner in (owner.value, false) } }
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    for _ in 0..<250 {
+                        owner.withLock { owner in
+                            owner.value += 1
+                            owner.streams.yield(owner.value)
+                        }
+                    }
+                }
+            }
+        }
+        let finished = owner.withLock { $0.streams.removeAll() }
+        for continuation in finished { continuation.finish() }
+        for stream in streams {
+            var seen: [Int] = []
+            for await value in stream { seen.append(value) }
+            // What the stream started from, then each change once, in the order the owner made them.
+            #expect(seen == Array(0...1_000))
+        }
+    }
+
+    @Test func aStreamWhoseReaderStopsIsUnregistered() async throws {
+        let owner = Locked(Owner())
+        let stream = owner.stream(\.streams) { owner in (owner.value, false) }
+        let started = AsyncLatch()
+        let reader = Task {
+            for await _ in stream { started.open() }
+        }
+        try await started.wait()
+        #expect(!owner.withLock { $0.streams.isEmpty })
+        reader.cancel()
+        await reader.value
+        #expect(owner.withLock { $0.streams.isEmpty })
+    }
+
+    @Test func aStreamMadeAfterTheEndGetsTheLastValueAndEnds() async {
+        let owner = Locked(Owner(value: 7))
+        let stream = owner.stream(\.streams) { owner in (owner.value, true) }
+        var seen: [Int] = []
+        for await value in stream { seen.append(value) }
+        #expect(seen == [7])
+        #expect(owner.withLock { $0.streams.isEmpty })
+    }
+}
