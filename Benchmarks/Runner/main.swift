@@ -1,4 +1,4 @@
-// swift run -c release Benchmarks [--base-url URL] [--json PATH] [--rounds N] [--smoke] [--only http|lists|store|observers|diagnostics|transfers|live|persistence|endless [--check]]
+// swift run -c release Benchmarks [--base-url URL] [--json PATH] [--rounds N] [--smoke] [--only appsession|http|lists|store|observers|diagnostics|transfers|live|persistence|endless [--check]]
 //   profiling: --profile-read N, --profile-send N, --profile-list N [--pages] (instant transport),
 //              --profile-http N [--raw | --raw-task | --raw-task-delegate | --transport | --send | --new-resource]
 //              (needs --base-url); --only http runs the HTTP workloads alone
@@ -53,6 +53,17 @@ if option("--only") == "endless" {
     do {
         let report = try await EndlessWorkloads(rounds: smoke ? 2 : rounds).run(check: arguments.contains("--check"))
         report.printTable()
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("Benchmark failed: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
+if option("--only") == "appsession" {
+    // The headline: one app session, played by a plain URLSession client and by ResourceKit, counted.
+    do {
+        try await AppSessionWorkload(rounds: smoke ? 1 : rounds).run().printTable()
         exit(0)
     } catch {
         FileHandle.standardError.write(Data("Benchmark failed: \(error)\n".utf8))
@@ -164,6 +175,8 @@ if let count = option("--profile-read").flatMap(Int.init) {
 
 var report = Report()
 do {
+    print("App session…")
+    report.merge(try await AppSessionWorkload(rounds: smoke ? 1 : rounds).run())
     if let baseURL {
         print("HTTP workloads against \(baseURL)…")
         let http = HTTPWorkloads(baseURL: baseURL, requests: smoke ? 64 : 2000, rounds: rounds, warmup: warmup)
