@@ -176,18 +176,29 @@ struct PocketBaseConflictTests {
         #expect(post.value == server)
     }
 
-    /// Online, with the version check: A's edit, made after B's without A reading it, is not sent over it.
-    @Test func onlineTheVersionCheckKeepsAsEditFromOverwritingBs() async throws {
+    /// B makes a note; device A, holding its changes (with the version check, on a directory of its own), reads
+    /// it. The caller removes the directory.
+    func readNote(conditionalWhenOnline: Bool) async throws -> (
+        b: NetworkSession, shared: PBNote, directory: URL, link: TrainLink, store: ResourceStore,
+        post: Resource<RemotePBNote>
+    ) {
         let b = try await PocketBase.authenticated()
         let token = try await PocketBase.token()
         let shared = try await makeNote(b)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "pb-conflict-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
         let link = TrainLink()
-        let store = try deviceA(link, token: token, directory: directory, conflicts: .hold, conditionalWhenOnline: true)
+        let store = try deviceA(
+            link, token: token, directory: directory, conflicts: .hold, conditionalWhenOnline: conditionalWhenOnline)
         let post = store.resource(RemotePBNote.self, id: shared.id)
         try await post.read(shared.id)
+        return (b, shared, directory, link, store, post)
+    }
+
+    /// Online, with the version check: A's edit, made after B's without A reading it, is not sent over it.
+    @Test func onlineTheVersionCheckKeepsAsEditFromOverwritingBs() async throws {
+        let (b, shared, directory, link, store, post) = try await readNote(conditionalWhenOnline: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
         var theirs = shared
         theirs.body = "B's body"
         _ = try await b.send(RemotePBNote.updateEndpoint(for: theirs), as: PBNote.self)
@@ -209,16 +220,8 @@ struct PocketBaseConflictTests {
     /// A's write reaches PocketBase but its answer is lost: the next replay's check finds the version moved by
     /// A's own write, sees the edit on the server, and lands the change, not a conflict with A itself.
     @Test func aChangeWhoseAnswerWasLostLandsOnTheNextReplayNotAsAConflictWithItself() async throws {
-        let b = try await PocketBase.authenticated()
-        let token = try await PocketBase.token()
-        let shared = try await makeNote(b)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "pb-conflict-\(UUID().uuidString)")
+        let (b, shared, directory, link, store, post) = try await readNote(conditionalWhenOnline: false)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let link = TrainLink()
-        let store = try deviceA(link, token: token, directory: directory, conflicts: .hold)
-        let post = store.resource(RemotePBNote.self, id: shared.id)
-        try await post.read(shared.id)
         link.cut.withLock { $0 = true }
         var mine = shared
         mine.title = "A's title"

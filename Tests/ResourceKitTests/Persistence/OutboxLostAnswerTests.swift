@@ -35,9 +35,11 @@ struct AnswerLosingTransport: HTTPTransport {
 /// A kept change that reached the server while its answer was lost has landed: the next replay must not hold it
 /// as a conflict with the device's own write, whatever the detection.
 extension OutboxTests {
-    @Test func underTheVersionCheckAChangeWhoseAnswerWasLostLandsOnTheNextReplayNotAsAConflict() async throws {
-        defer { try? FileManager.default.removeItem(at: directory) }
-        // A server that ignores preconditions, as PocketBase does: the version check is what finds conflicts.
+    /// Under the version check (a server that ignores preconditions, as PocketBase does), post 42 read, "Mine" kept
+    /// offline, then replayed once with its answer lost: the server took it, and it is still pending.
+    func versionCheckedEditWhoseAnswerWasLost() async throws -> (
+        store: ResourceStore, post: Resource<RemoteStampedPost>, id: String, mine: Post
+    ) {
         let losing = AnswerLosingTransport(base: StrippingTransport(base: backend, dropsPreconditions: true))
         let store = try launch(
             queueing: [.resources(RemoteStampedPost.self, detection: .versionCheck)], transport: losing)
@@ -56,6 +58,13 @@ extension OutboxTests {
         #expect(backend.requestLog.map { "\($0.method) \($0.path)" } == ["GET /api/posts/42", "PATCH /api/posts/42"])
         #expect(try serverPost("42") == mine)
         #expect(outbox.pending.map(\.id) == [id])
+        return (store, post, id, mine)
+    }
+
+    @Test func underTheVersionCheckAChangeWhoseAnswerWasLostLandsOnTheNextReplayNotAsAConflict() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (store, post, _, mine) = try await versionCheckedEditWhoseAnswerWasLost()
+        let outbox = try #require(store.outbox)
         backend.clearLog()
         await outbox.replay()
         // Read again: the version moved, but the server holds every field the change set, as it set them. Landed,
@@ -70,19 +79,8 @@ extension OutboxTests {
 
     @Test func underTheVersionCheckALostAnswerThenSomeoneElsesEditIsStillAConflict() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }
-        let losing = AnswerLosingTransport(base: StrippingTransport(base: backend, dropsPreconditions: true))
-        let store = try launch(
-            queueing: [.resources(RemoteStampedPost.self, detection: .versionCheck)], transport: losing)
-        let post = store.resource(RemoteStampedPost.self, id: "42")
-        try await post.read("42")
+        let (store, _, id, _) = try await versionCheckedEditWhoseAnswerWasLost()
         let outbox = try #require(store.outbox)
-        let mine = Post(id: "42", title: "Mine")
-        backend.isReachable = false
-        _ = try await post.update(mine, optimistic: mine)
-        let id = try #require(outbox.pending.first?.id)
-        backend.isReachable = true
-        losing.lose.losesNextWrite.withLock { $0 = true }
-        await outbox.replay()
         // Someone else writes over the landed change before the device hears of it: the title is theirs now.
         try await otherDevice(Post(id: "42", title: "Theirs"))
         backend.clearLog()
