@@ -65,15 +65,18 @@ extension ResourceStore {
     public func resource<Remote: Readable>(_ type: Remote.Type, id: Remote.Value.ID) -> Resource<Remote>
     where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID {
         resource(type, id: id) { news in
+            var teachesVersion = false
             for position in news.indices where news[position].kind == .fact {
-                if let other = news[position].value?.id, other != id { return false }
+                if let other = news[position].value?.id, other != id { return (false, true) }
+                teachesVersion = teachesVersion || news[position].teachesVersion
             }
-            return true
+            return (true, teachesVersion)
         }
     }
 
     @usableFromInline func resource<Remote: Readable>(
-        _ type: Remote.Type, id: Remote.Value.ID, isOwnItem: @escaping @Sendable ([ResourceNews<Remote.Value>]) -> Bool
+        _ type: Remote.Type, id: Remote.Value.ID,
+        isOwnItem: @escaping @Sendable ([ResourceNews<Remote.Value>]) -> (isOwn: Bool, teachesVersion: Bool)
     ) -> Resource<Remote>
     where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID {
         let key = StoreKey(type: ObjectIdentifier(Remote.self), id: AnyHashable(id))

@@ -116,16 +116,16 @@ public final class ResourceStore: Sendable {
     /// Hands what the resource `origin` of item `id` (`item` in the registry) learnt to every other live holder.
     package func publish<V: Identifiable & Sendable>(
         _ news: [ResourceNews<V>], of item: StoreKey, id: V.ID, from origin: ObjectIdentifier,
-        isOwnItem: ([ResourceNews<V>]) -> Bool, label: () -> String?
+        isOwnItem: ([ResourceNews<V>]) -> (isOwn: Bool, teachesVersion: Bool), label: () -> String?
     ) where V.ID: Sendable {
         // Most news is of the resource's own item, and often nothing else holds it: then it reaches no one, and is
         // neither mapped nor published. (The check and the publishing below are two sections of the registry: a
         // holder made between them is one made just after this news, which starts from the newest value live
         // holders know.)
-        // (`isOwnItem` is made in the client's module, specialized: see `resource(_:id:)`.)
-        let isOwn = isOwnItem(news)
-        // By index: `contains(where:)`, unspecialized here, allocates an iterator on every call.
-        let teaches = news.indices.contains { news[$0].teachesVersion }
+        // (`isOwnItem` is made in the client's module, specialized: see `resource(_:id:)`. It says whether the news
+        // teaches the store anything of an item's version too, which, unspecialized here, was a copy of each news
+        // on every read. News of another item is checked below, one by one.)
+        let (isOwn, teaches) = isOwnItem(news)
         let reaches = withRegistry { registry in
             // What the news says of the item's version is the store's, whoever else holds the item.
             if teaches {
