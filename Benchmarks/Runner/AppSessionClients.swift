@@ -117,6 +117,8 @@ struct RemoteSessionFeed: Listable {
     typealias Item = SessionPost
     typealias ListResponse = PageEnvelope<SessionPost>
     static let pagination = PageNumberPagination(pageSize: 50)
+    /// The server's list answers whole posts, as its reads do (One source of truth, "A holder made while…").
+    static let itemsAreComplete = true
     static func listEndpoint(for request: Void) -> Endpoint { Endpoint(.get, "posts") }
 }
 

@@ -33,11 +33,23 @@ public protocol Listable: RemoteResource {
     ///   - request: The request of the list asking.
     /// - Returns: Where the item goes in that list.
     static func placement(ofCreated item: Item, in request: ListRequest) -> ListPlacement
+    /// Whether each item of a page is the whole value that a read of the item answers, as fresh: then a
+    /// resource that a ``ResourceStore`` makes from this list's copy of the item starts as fresh as the
+    /// page that brought it, and a read with ``ReadPolicy/skipIfFresh`` or ``ReadPolicy/staleWhileRevalidate``
+    /// sends nothing within ``Readable/maxAge``. `false` by default: a list's item may be a preview (fewer
+    /// fields, a summary), so a resource made from it starts stale and its first such read asks the server.
+    ///
+    /// A list's items count as loaded when its last first page was (a load or a refresh), its later pages
+    /// included; ``ResourceStore/invalidate(_:)`` of the item makes them stale. Items restored from disk are
+    /// not a holder's copy: a resource starts from its own restored value.
+    static var itemsAreComplete: Bool { get }
 }
 
 extension Listable {
     /// Not inserted.
     public static func placement(ofCreated item: Item, in request: ListRequest) -> ListPlacement { .omitted }
+    /// `false`: a list's item may be a preview.
+    public static var itemsAreComplete: Bool { false }
 }
 
 /// One decoded page of a list, and what it says about the rest.

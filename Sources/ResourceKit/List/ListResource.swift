@@ -52,8 +52,12 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
     init(session: NetworkSession, request: Remote.ListRequest, state: ListState<Item>, link: ListLink<Remote>) {
         self.session = session
         self.request = request
+        // A list whose items are whole values keeps when its pages were loaded, for the resources made from them.
         self.storage = Locked(
-            HostStorage(ListMachine(state: state, firstPageKey: Remote.pagination.firstPageKey, isShared: true)))
+            HostStorage(
+                ListMachine(
+                    state: state, firstPageKey: Remote.pagination.firstPageKey, isShared: true,
+                    timeline: Remote.itemsAreComplete ? session.timeline : nil)))
         stateKeyPath = observedKeyPath(of: ListResource.self) { \.listState }
         self.link = link
     }

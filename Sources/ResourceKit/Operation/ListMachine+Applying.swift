@@ -19,6 +19,7 @@ extension ListMachine {
             }
         }
         epoch &+= 1
+        if let timeline { loadedAt = timeline.now }
         loadedKeys = [key]
         nextKey = page.nextKey
         settled.content = .available(items)

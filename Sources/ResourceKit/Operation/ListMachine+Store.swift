@@ -202,9 +202,9 @@ extension ListMachine {
     }
 
     /// The item `id` as the list's settled items hold it, and its rank.
-    func known(_ id: Item.ID) -> (item: Item, rank: UInt64)? {
+    func known(_ id: Item.ID) -> (item: Item, rank: UInt64, loadedAt: Duration?)? {
         guard let items = settled.content.value, let position = index.position(of: id, in: items) else { return nil }
-        return (items[position], itemRanks[id] ?? 0)
+        return (items[position], itemRanks[id] ?? 0, loadedAt)
     }
 
     /// Whether the list shows an item `matches` accepts.

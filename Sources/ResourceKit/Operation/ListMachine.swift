@@ -88,9 +88,15 @@ where Item.ID: Sendable {
     /// How many layers were added: each layer's `order`.
     @usableFromInline var layerCount: UInt64 = 0
     @usableFromInline var news: [ItemNews<Item, Item.ID>] = []
+    /// When the oldest page the list shows was loaded (its first page), on the session's timeline; kept only
+    /// for a list whose items a store's resource may start from as fresh (``Listable/itemsAreComplete``),
+    /// which is given the `timeline`. `nil` once invalidated.
+    @usableFromInline var loadedAt: Duration?
+    @usableFromInline let timeline: Timeline?
 
-    init(state: ListState<Item>, firstPageKey: PageKey, isShared: Bool = false) {
+    init(state: ListState<Item>, firstPageKey: PageKey, isShared: Bool = false, timeline: Timeline? = nil) {
         self.isShared = isShared
+        self.timeline = timeline
         self.state = state
         var settled = state
         if case .loading(let previous) = state.content { settled.content = previous.map { .available($0) } ?? .idle }

@@ -150,7 +150,9 @@ extension Resource: EventSubject {
 /// When ``Resource/read(_:policy:)`` may answer without the network.
 ///
 /// A value is *fresh* for ``Readable/maxAge`` (or the policy's `maxAge`) after it was loaded: by a read of
-/// the same request, by a create or update, or, in a ``ResourceStore``, by any holder of the same item.
+/// the same request, by a create or update, or, in a ``ResourceStore``, by any holder of the same item. A
+/// resource a store makes from another holder's copy starts stale, unless that copy is a list's whose type
+/// declares ``Listable/itemsAreComplete``.
 /// ``ResourceStore/invalidate(_:)`` makes it stale at once.
 ///
 /// A policy is a struct with static members, so that a later release can add policies without breaking

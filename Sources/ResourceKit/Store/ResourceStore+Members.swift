@@ -142,10 +142,11 @@ extension ResourceStore {
                 let value = live.value as? Remote.Value
             {
                 // Another holder shows the item (a list, or another `Remote` type reading it): start from it,
-                // stale, so that a fresh-only read still asks the server.
+                // stale, so that a fresh-only read still asks the server, unless the holder is a list whose items
+                // are whole values (`Listable.itemsAreComplete`): then as fresh as its page.
                 machine = ResourceMachine(
                     state: .available(value), timeline: session.timeline,
-                    sharing: .init(key: readKey, publishes: true), settledRank: live.rank)
+                    sharing: .init(key: readKey, publishes: true), settledRank: live.rank, loadedAt: live.loadedAt)
             } else if let cached, let value = cached.value as? Remote.Value {
                 machine = ResourceMachine(
                     state: .available(value), timeline: session.timeline,
@@ -307,8 +308,10 @@ extension Resource: StoreMember {
 
     func refetch(ifStale: Bool) async { await link?.refetch(self, ifStale ? .skipIfFresh(maxAge: nil) : .always) }
 
-    func known(_ id: AnyHashable) -> (value: any Sendable, rank: UInt64)? {
-        storage.withLock { $0.machine.snapshot() }.map { ($0.value, $0.rank) }
+    func known(_ id: AnyHashable) -> (value: any Sendable, rank: UInt64, loadedAt: Duration?)? {
+        // Another `Remote` type's read of the item may answer another shape of it: a resource made from it
+        // starts stale.
+        storage.withLock { $0.machine.snapshot() }.map { ($0.value, $0.rank, nil) }
     }
 
     func inspect() -> ObjectInspection { inspect { $0.inspection } }
@@ -325,16 +328,21 @@ extension ListResource: StoreMember {
     }
 
     func markStale(everything: Bool, where matches: (any Sendable) -> Bool) -> Bool {
-        everything || storage.withLock { $0.machine.holds { matches($0) } }
+        storage.withLock { storage in
+            guard everything || storage.machine.holds(where: { matches($0) }) else { return false }
+            // A resource made from the list's copy of an item starts stale from now on.
+            storage.machine.loadedAt = nil
+            return true
+        }
     }
 
     var isObserved: Bool { observerCount > 0 }
 
     func refetch(ifStale: Bool) async { _ = try? await refresh() }
 
-    func known(_ id: AnyHashable) -> (value: any Sendable, rank: UInt64)? {
+    func known(_ id: AnyHashable) -> (value: any Sendable, rank: UInt64, loadedAt: Duration?)? {
         guard let id = id.base as? Item.ID else { return nil }
-        return storage.withLock { $0.machine.known(id) }.map { ($0.item, $0.rank) }
+        return storage.withLock { $0.machine.known(id) }.map { ($0.item, $0.rank, $0.loadedAt) }
     }
 
     func inspect() -> ObjectInspection { inspect { $0.inspection } }

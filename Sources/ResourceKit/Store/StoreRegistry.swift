@@ -50,7 +50,7 @@ protocol StoreMember: AnyObject, Sendable {
     /// `maxAge` (a list always).
     func refetch(ifStale: Bool) async
     /// What it shows of item `id` outside any optimistic change, and that answer's rank.
-    func known(_ id: AnyHashable) -> (value: any Sendable, rank: UInt64)?
+    func known(_ id: AnyHashable) -> (value: any Sendable, rank: UInt64, loadedAt: Duration?)?
     /// What a snapshot shows of it.
     func inspect() -> ObjectInspection
 }
@@ -134,14 +134,20 @@ struct StoreRegistry {
     }
 
     /// The newest value a live holder knows of an item: a new resource of it starts from there.
-    func newestKnown(_ item: StoreKey) -> (value: any Sendable, rank: UInt64)? {
+    func newestKnown(_ item: StoreKey) -> (value: any Sendable, rank: UInt64, loadedAt: Duration?)? {
         let generation = self.generation
         var members = (resourcesByItem[item] ?? [:]).values.filter { $0.generation == generation }.compactMap(\.object)
         members += (listsByItem[item.type] ?? [:]).values.filter { $0.generation == generation }.compactMap(\.object)
-        var newest: (value: any Sendable, rank: UInt64)?
+        var newest: (value: any Sendable, rank: UInt64, loadedAt: Duration?)?
         for member in members {
-            guard let known = member.known(item.id), known.rank > newest?.rank ?? 0 else { continue }
-            newest = known
+            guard let known = member.known(item.id), known.rank >= newest?.rank ?? 1 else { continue }
+            if let current = newest, known.rank == current.rank {
+                // The same news in two holders: it is as fresh as the one that vouches least for it (a preview
+                // list's copy, or another type's, not at all).
+                newest?.loadedAt = current.loadedAt.flatMap { mine in known.loadedAt.map { min(mine, $0) } }
+            } else {
+                newest = known
+            }
         }
         return newest
     }
