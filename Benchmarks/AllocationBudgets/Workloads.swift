@@ -31,7 +31,7 @@ let workloads: [Workload] = [
     // A read's async frames sit close to its task's first 984-byte allocator slab: code inlined into them (a
     // log or diagnostic event built in `perform`) takes a second slab, one more allocation per read, page and
     // update, whether or not anyone logs or listens. Event building stays in `@inline(never)` functions.
-    Workload(name: "Resource.read, instant transport", budget: 42) {
+    Workload(name: "Resource.read, instant transport", budget: 41) {
         let session = NetworkSession(baseURL: baseURL, transport: try InstantTransport(Row(id: 1, n: 1)))
         let resource = Resource<RemoteRow>(session: session)
         return Prepared(
@@ -44,7 +44,7 @@ let workloads: [Workload] = [
     // request with the same subject, so no new one is made; records carry no text and no reference counts, and
     // reuse the array the consumer gave back. The fraction is the consumer's: the flush timer and its batches,
     // once per 10 ms.
-    Workload(name: "Resource.read, instant transport, one diagnostics listener", budget: 43) {
+    Workload(name: "Resource.read, instant transport, one diagnostics listener", budget: 42) {
         let session = NetworkSession(baseURL: baseURL, transport: try InstantTransport(Row(id: 1, n: 1)))
         let resource = Resource<RemoteRow>(session: session)
         let events = session.diagnostics(bufferingNewest: 1_000_000)

@@ -131,6 +131,8 @@ final class KitClient: AppClient {
         var feedLoadedAt: ManualClock.Instant?
         /// The post screens opened in this launch, which hold their resources.
         var posts: [String: Resource<RemoteSessionPost>] = [:]
+        /// The feed's refresh in the background, while the screen shows what the list holds.
+        var revalidation: Task<Void, Never>?
     }
 
     let baseURL: String
@@ -172,7 +174,10 @@ final class KitClient: AppClient {
         let (feed, loadedAt) = launch.withLock { ($0.feed, $0.feedLoadedAt) }
         guard let loadedAt, !feed.items.isEmpty else { return try await loadFeedWhole(refreshing: false) }
         if loadedAt.duration(to: clock.now) >= AppSessionWorkload.freshness {
-            return try await loadFeedWhole(refreshing: true)
+            // Stale: the screen shows the list's items at once (its state is `loading(previous:)`) while the
+            // pages reload, as `.staleWhileRevalidate` does for a post.
+            let refresh = Task { _ = try? await self.loadFeedWhole(refreshing: true) }
+            launch.withLock { $0.revalidation = refresh }
         }
         return feed.items
     }
@@ -203,6 +208,7 @@ final class KitClient: AppClient {
     func shownFeed() async throws -> [SessionPost] { launch.withLock { $0.feed.items } }
 
     func settle() async {
+        await launch.withLock({ $0.revalidation })?.value
         for post in launch.withLock({ Array($0.posts.values) }) {
             for await state in post.states where !state.isLoading { break }
         }

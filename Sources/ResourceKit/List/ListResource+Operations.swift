@@ -67,13 +67,14 @@ extension ListResource {
         let endpoint = try Remote.listEndpoint(for: request)
         let session = session
         let pagination = Remote.pagination
+        let memo = pageMemo
         return { context in
             guard case .page(let key) = context else { return .success(.unchanged) }
             do throws(NetworkError) {
                 return .success(
                     .page(
                         try await session.fetchPage(
-                            endpoint, key: key, pagination: pagination, as: Remote.ListResponse.self)))
+                            endpoint, key: key, pagination: pagination, as: Remote.ListResponse.self, memo: memo)))
             } catch {
                 return .failure(error)
             }

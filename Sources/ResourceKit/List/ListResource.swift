@@ -35,6 +35,8 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
     @usableFromInline let stateKeyPath: any KeyPath<ListResource, ListState<Item>> & Sendable
     /// The store this list belongs to, if a store made it.
     let link: ListLink<Remote>?
+    /// The pages loaded with validators: loading one again asks the server for it only if it changed.
+    let pageMemo = PageMemo<Item, Remote.Pagination.PageKey>()
 
     /// Creates a list.
     /// - Parameters:

@@ -23,15 +23,54 @@ extension Page: Equatable where Item: Equatable {}
     @usableFromInline var context: PageContext
 }
 
+/// The pages a list loaded whose answers had validators (`ETag`, `Last-Modified`), by page key, so that loading
+/// one again costs a `304 Not Modified` when the server's page has not changed. It holds the page's items as
+/// they were answered, beside the list's own; a page answered without validators is not kept.
+@usableFromInline final class PageMemo<Item: Sendable, Key: Sendable & Equatable>: Sendable {
+    private let pages = Locked<[(key: Key, validators: Validators, page: FetchedPage<Item, Key>)]>([])
+
+    @usableFromInline init() {}
+
+    func page(for key: Key) -> (validators: Validators, page: FetchedPage<Item, Key>)? {
+        pages.withLock { pages in pages.first { $0.key == key }.map { ($0.validators, $0.page) } }
+    }
+
+    func keep(_ page: FetchedPage<Item, Key>, validators: Validators?, for key: Key) {
+        pages.withLock { pages in
+            let position = pages.firstIndex { $0.key == key }
+            switch (position, validators) {
+            case (let position?, let validators?): pages[position] = (key, validators, page)
+            case (let position?, nil): pages.remove(at: position)
+            case (nil, let validators?): pages.append((key, validators, page))
+            case (nil, nil): break
+            }
+        }
+    }
+}
+
 extension NetworkSession {
     /// Fetches the page with `key` and asks the strategy for the next key.
+    /// - Parameter memo: The pages a list loaded with validators: the page is asked for unless it still
+    ///   matches them, and a `304 Not Modified` answers with the page kept, decoding nothing.
     nonisolated func fetchPage<Response: PageResponse, Strategy: PaginationStrategy>(
         _ endpoint: Endpoint,
         key: Strategy.PageKey,
         pagination: Strategy,
-        as type: Response.Type
+        as type: Response.Type,
+        memo: PageMemo<Response.Item, Strategy.PageKey>? = nil
     ) async throws(NetworkError) -> FetchedPage<Response.Item, Strategy.PageKey> {
-        let response = try await response(for: pagination.endpoint(endpoint, for: key))
+        // Only the validators wait for the answer (a smaller frame across the await); the page is looked up once
+        // the server says it has not changed.
+        let asked = memo?.page(for: key)?.validators
+        let response = try await response(for: pagination.endpoint(endpoint, for: key), unlessMatching: asked)
+        if response.statusCode == 304, let memo, let asked {
+            // The page kept for the validators sent: a concurrent load of the same page may have replaced it.
+            guard let kept = memo.page(for: key), kept.validators == asked else {
+                throw .invalidResponse("a 304 Not Modified for a page whose answer is no longer kept")
+            }
+            memo.keep(kept.page, validators: Validators(response.headers) ?? asked, for: key)
+            return kept.page
+        }
         let page = try decode(Response.self, from: response)
         // A total in the body wins; many APIs that page over bare arrays send it as `X-Total-Count`.
         let totalItems = page.totalItemCount ?? response.headers["X-Total-Count"].flatMap { Int($0) }
@@ -41,7 +80,9 @@ extension NetworkSession {
         var next = pagination.nextPageKey(after: key, context: context)
         // A server that answers with the same key again would page forever.
         if next == key { next = nil }
-        return FetchedPage(items: page.pageItems, nextKey: next, context: context)
+        let fetched = FetchedPage(items: page.pageItems, nextKey: next, context: context)
+        memo?.keep(fetched, validators: Validators(response.headers), for: key)
+        return fetched
     }
 
     /// The pages of a list, fetched one at a time as they are iterated.

@@ -20,34 +20,18 @@
     }
 }
 
-/// The value a conditional read keeps when the server answers `304 Not Modified`.
-@usableFromInline package struct KeptValue<Value: Sendable>: Sendable {
-    @usableFromInline var value: Value
-    @usableFromInline var validators: Validators
-
-    @inlinable package init(value: Value, validators: Validators) {
-        self.value = value
-        self.validators = validators
-    }
-}
-
 extension NetworkSession {
-    /// Sends a read that, given the validators of the value held, may be answered `304 Not Modified`; then
-    /// `kept` is returned without decoding anything.
-    ///
-    /// - Returns: The value, and the validators that go with it (`nil` when the response had none).
-    // `@usableFromInline` (not inlinable): the inlinable `Resource.read` calls it; part of the API surface.
-    @usableFromInline package nonisolated func read<Response: Decodable, Value: Sendable>(
-        _ endpoint: Endpoint,
-        as type: Response.Type,
-        keeping kept: KeptValue<Value>?,
-        map: (Response) throws(NetworkError) -> Value
-    ) async throws(NetworkError) -> (value: Value, validators: Validators?) {
+    /// Sends a read conditional on `validators` (`If-None-Match` with the `ETag`, else `If-Modified-Since`), and
+    /// returns its response: a `304 Not Modified` (no body) when the server still has that version, then as
+    /// any other answer. Without validators, the plain ``response(for:)`` minus its upload path.
+    package nonisolated func response(
+        for endpoint: Endpoint, unlessMatching validators: Validators?
+    ) async throws(NetworkError) -> HTTPResponse {
         var endpoint = endpoint
-        if let kept {
-            if let tag = kept.validators.entityTag {
+        if let validators {
+            if let tag = validators.entityTag {
                 endpoint = endpoint.setting(header: "If-None-Match", to: tag)
-            } else if let date = kept.validators.lastModified {
+            } else if let date = validators.lastModified {
                 endpoint = endpoint.setting(header: "If-Modified-Since", to: date)
             }
         }
@@ -56,13 +40,7 @@ extension NetworkSession {
             request: request, base: base, ownCredentials: Redirect.credentials(in: endpoint.headers),
             redirects: endpoint.redirects ?? redirects, retry: endpoint.retry ?? retry,
             deadline: Self.deadline(endpoint.timeLimit ?? timeLimit))
-        exchange.acceptsNotModified = kept != nil
-        let response = try await perform(exchange)
-        if response.statusCode == 304, let kept {
-            return (kept.value, Validators(response.headers) ?? kept.validators)
-        }
-        let decoded = try decode(Response.self, from: response)
-        let value = try map(decoded)
-        return (value, Validators(response.headers))
+        exchange.acceptsNotModified = validators != nil
+        return try await perform(exchange)
     }
 }
