@@ -133,7 +133,7 @@ public import Synchronization
     }
 
     /// A new listener, keeping at most `limit` unread events.
-    package func events(bufferingNewest limit: Int) -> DiagnosticReader {
+    func events(bufferingNewest limit: Int) -> DiagnosticReader {
         let id = state.withLock { state in
             state.nextID &+= 1
             state.listeners.append(Listener(id: state.nextID, limit: max(1, limit)))
@@ -228,9 +228,8 @@ final class DiagnosticRegistration: Sendable {
     deinit { feed.remove(id) }
 }
 
-/// A listener's end of the feed, which ResourceKitInspection's `DiagnosticEvents` reads through: its events in
-/// order, batch by batch.
-package struct DiagnosticReader: Sendable {
+/// A listener's end of the feed, which ``DiagnosticEvents`` reads through: its events in order, batch by batch.
+struct DiagnosticReader: Sendable {
     let registration: DiagnosticRegistration
     /// The batch being read, its records newest first, so that each is moved out, never copied.
     var batch = DiagnosticBatch()
@@ -238,7 +237,7 @@ package struct DiagnosticReader: Sendable {
     init(registration: DiagnosticRegistration) { self.registration = registration }
 
     /// The next event, waiting for one; `nil` once the reading task is cancelled.
-    package mutating func next(isolation actor: isolated (any Actor)?) async -> DiagnosticEvent? {
+    mutating func next(isolation actor: isolated (any Actor)?) async -> DiagnosticEvent? {
         // Made while the batch holds the record's subject.
         if let record = batch.records.popLast() { return DiagnosticEvent(record) }
         var spent: [DiagnosticRecord] = []

@@ -7,31 +7,17 @@ import Synchronization
     package import Foundation
 #endif
 
-/// Told when a call of the session begins and ends, once something watches the session's activity
-/// (ResourceKitInspection's `NetworkActivity`, the only one).
-package protocol ActivityWatching: AnyObject, Sendable {
-    /// A call began; ``ActivityCounter/current`` counts it already.
-    func began()
-    /// A call ended; ``ActivityCounter/current`` counts it no longer.
-    func ended()
-}
-
-/// The session's calls in flight, counted always (one atomic add a call), and the watcher that turns them into
-/// an activity indicator, installed the first time something asks for it.
-package final class ActivityCounter: Sendable {
-    private final class Installed: Sendable {
-        let watcher: any ActivityWatching
-        init(_ watcher: any ActivityWatching) { self.watcher = watcher }
-    }
-
+/// The session's calls in flight, counted always (one atomic add a call), and the ``NetworkActivity`` that
+/// turns them into an activity indicator, made the first time something asks for it.
+final class ActivityCounter: Sendable {
     private let count = Atomic<Int>(0)
     /// How long an indicator stays on after the last call ended.
-    package let debounce: Duration
-    package let timeline: Timeline
-    private let installed = AtomicLazyReference<Installed>()
+    let debounce: Duration
+    let timeline: Timeline
+    private let installed = AtomicLazyReference<NetworkActivity>()
 
     /// Calls in flight now.
-    package var current: Int { count.load(ordering: .relaxed) }
+    var current: Int { count.load(ordering: .relaxed) }
 
     init(debounce: Duration, timeline: Timeline) {
         self.debounce = debounce
@@ -40,19 +26,19 @@ package final class ActivityCounter: Sendable {
 
     func began() {
         count.add(1, ordering: .relaxed)
-        installed.load()?.watcher.began()
+        installed.load()?.began()
     }
 
     func ended() {
         count.subtract(1, ordering: .relaxed)
-        installed.load()?.watcher.ended()
+        installed.load()?.ended()
     }
 
-    /// The watcher: made by `make` the first time, the same one at every call after (of two first calls at
+    /// The activity: made by `make` the first time, the same one at every call after (of two first calls at
     /// once, one's is kept and returned to both).
-    package func watcher(_ make: () -> any ActivityWatching) -> any ActivityWatching {
-        if let installed = installed.load() { return installed.watcher }
-        return installed.storeIfNil(Installed(make())).watcher
+    func watcher(_ make: () -> NetworkActivity) -> NetworkActivity {
+        if let installed = installed.load() { return installed }
+        return installed.storeIfNil(make())
     }
 }
 
@@ -69,7 +55,7 @@ package final class InFlightRequests: Sendable {
     }
 
     private let entries = Locked<(next: UInt64, all: [UInt64: Entry])>((0, [:]))
-    package let counter: ActivityCounter
+    let counter: ActivityCounter
 
     init(counter: ActivityCounter) { self.counter = counter }
 

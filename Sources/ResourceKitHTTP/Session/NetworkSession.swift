@@ -94,7 +94,7 @@ public actor NetworkSession {
     ///   - redaction: What is hidden in the session's events (its logger's and its diagnostics stream's): user
     ///     info and secret query items in every URL, and secret header values in an event's error.
     ///   - logger: Receives events; logs nothing by default.
-    ///   - activityDebounce: How long the activity indicator (ResourceKitInspection's `NetworkActivity.isBusy`)
+    ///   - activityDebounce: How long the activity indicator (``NetworkActivity/isBusy``)
     ///     stays on after the last request ended.
     public init(
         baseURL: any BaseURLProviding,

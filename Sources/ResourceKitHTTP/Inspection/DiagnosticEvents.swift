@@ -1,5 +1,3 @@
-public import ResourceKit
-
 extension NetworkSession {
     /// A new sequence of what the session, and every resource, list and store using it, does: requests and
     /// their attempts, retries, credential refreshes, state changes, answers from memory, coalesced callers
@@ -17,7 +15,7 @@ extension NetworkSession {
     }
 }
 
-/// The events of ``ResourceKitHTTP/NetworkSession/diagnostics(bufferingNewest:)``: an `AsyncSequence` that ends
+/// The events of ``NetworkSession/diagnostics(bufferingNewest:)``: an `AsyncSequence` that ends
 /// when the task iterating it is cancelled.
 ///
 /// Events wait in the sequence until its consumer takes them, at most the newest `limit`; a consumer that

@@ -1,8 +1,7 @@
 public import Observation
-public import ResourceKit
 import Synchronization
 
-/// The session's requests in flight, for an activity indicator: ``ResourceKitHTTP/NetworkSession/activity``.
+/// The session's requests in flight, for an activity indicator: ``NetworkSession/activity``.
 ///
 /// ``requestsInFlight`` counts calls of the session that have not ended — a call's retries, redirects and
 /// credential refresh are one request, and reads coalesced by a resource are one call, so 20 concurrent
@@ -12,7 +11,7 @@ import Synchronization
 ///
 /// Nothing is computed for the indicator until something reads it: a session whose activity nobody
 /// watches only counts.
-public final class NetworkActivity: Sendable, Observable, ActivityWatching {
+public final class NetworkActivity: Sendable, Observable {
     /// What an indicator shows, as ``updates()`` delivers it.
     public struct Status: Sendable, Equatable, CustomStringConvertible {
         /// Calls of the session in flight.
@@ -95,7 +94,7 @@ public final class NetworkActivity: Sendable, Observable, ActivityWatching {
     }
 
     /// A call of the session started (the counter has counted it).
-    package func began() {
+    func began() {
         guard watched.load(ordering: .acquiring) else { return }
         update { state in
             state.generation &+= 1
@@ -105,7 +104,7 @@ public final class NetworkActivity: Sendable, Observable, ActivityWatching {
     }
 
     /// A call of the session ended (the counter has counted it).
-    package func ended() {
+    func ended() {
         guard watched.load(ordering: .acquiring) else { return }
         var turnOff: UInt64?
         update { state in
@@ -144,8 +143,6 @@ extension NetworkSession {
     /// ``NetworkActivity/updates()``): the same object at every call.
     public nonisolated var activity: NetworkActivity {
         let counter = inFlight.counter
-        // NetworkActivity is the only watcher there is, so the one installed is always one.
-        let watcher = counter.watcher { NetworkActivity(counter: counter) }
-        return watcher as? NetworkActivity ?? NetworkActivity(counter: counter)
+        return counter.watcher { NetworkActivity(counter: counter) }
     }
 }
