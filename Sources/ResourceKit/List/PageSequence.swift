@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One page of a list, as delivered by a ``PageSequence``.
 public struct Page<Item: Sendable>: Sendable {
     /// The items on this page.
@@ -28,15 +30,21 @@ extension Page: Equatable where Item: Equatable {}
 /// they were answered, beside the list's own; a page answered without validators is not kept.
 @usableFromInline final class PageMemo<Item: Sendable, Key: Sendable & Equatable>: Sendable {
     private let pages = Locked<[(key: Key, validators: Validators, page: FetchedPage<Item, Key>)]>([])
+    /// Whether no page is kept: a list whose server sends no validators never takes the lock. (Read without
+    /// it, a page kept at the same moment may be missed: that load is then unconditional, as before.)
+    private let isEmpty = Atomic<Bool>(true)
 
     @usableFromInline init() {}
 
     func page(for key: Key) -> (validators: Validators, page: FetchedPage<Item, Key>)? {
-        pages.withLock { pages in pages.first { $0.key == key }.map { ($0.validators, $0.page) } }
+        guard !isEmpty.load(ordering: .acquiring) else { return nil }
+        return pages.withLock { pages in pages.first { $0.key == key }.map { ($0.validators, $0.page) } }
     }
 
     func keep(_ page: FetchedPage<Item, Key>, validators: Validators?, for key: Key) {
+        if validators == nil, isEmpty.load(ordering: .acquiring) { return }
         pages.withLock { pages in
+            defer { isEmpty.store(pages.isEmpty, ordering: .releasing) }
             let position = pages.firstIndex { $0.key == key }
             switch (position, validators) {
             case (let position?, let validators?): pages[position] = (key, validators, page)

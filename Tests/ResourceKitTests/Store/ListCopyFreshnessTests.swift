@@ -3,6 +3,10 @@ import ResourceKit
 import ResourceKitTesting
 import Testing
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// The feed of `RemoteFeed`, declaring that its items are the whole posts a read answers.
 struct CompleteFeed: Listable {
     typealias Value = Post
@@ -129,5 +133,28 @@ struct CompleteFeed: Listable {
             #expect(backend.requestLog.map(\.path) == ["/api/posts", "/api/posts", "/api/posts/42"])
             extendLifetime((complete, preview, post))
         }
+    }
+
+    @Test func aRefreshAnswered304RenewsTheCopiesAndEveryHolder() async throws {
+        let transport = ControlledTransport()
+        let session = NetworkSession(
+            baseURL: "http://test.local/api", transport: transport, timeLimit: nil, clock: clock)
+        let store = ResourceStore(session: session)
+        let feed = store.list(CompleteFeed.self, request: "all")
+        var page = feedPage(storePosts)
+        page.headers["ETag"] = "\"feed-1\""
+        transport.answer(0, .success(page))
+        try await feed.loadFirstPage()
+        let held = store.resource(RemoteCachedPost.self, id: "41")
+        clock.advance(by: .seconds(6))
+        // Stale now, the held resource and the copies alike; the server's page has not changed.
+        transport.answer(1, .success(HTTPResponse(statusCode: 304, headers: ["ETag": "\"feed-1\""], body: Data())))
+        #expect(try await feed.refresh() == storePosts)
+        #expect(transport.requests[1].value(forHTTPHeaderField: "If-None-Match") == "\"feed-1\"")
+        let made = store.resource(RemoteCachedPost.self, id: "43")
+        #expect(try await made.read("43", policy: .skipIfFresh) == storePosts[2])
+        #expect(try await held.read("41", policy: .skipIfFresh) == storePosts[0])
+        #expect(transport.requestCount == 2)
+        extendLifetime((feed, held, made))
     }
 }
