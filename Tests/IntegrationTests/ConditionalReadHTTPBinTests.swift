@@ -35,8 +35,54 @@ struct RemoteCachedEcho: Readable {
     static func readEndpoint(for request: Void) -> Endpoint { Endpoint(.get, "cache") }
 }
 
+/// httpbin's echo as a list of one item, so that a `ListResource` pages over `/etag/{etag}` and `/cache`.
+struct TaggedEchoPage: PageResponse {
+    var pageItems: [TaggedEcho]
+    init(from decoder: any Decoder) throws { pageItems = [try TaggedEcho(from: decoder)] }
+}
+
+struct RemoteTaggedEchoes: Listable {
+    typealias Value = TaggedEcho
+    typealias Item = TaggedEcho
+    typealias ListRequest = String
+    typealias ListResponse = TaggedEchoPage
+    static let pagination = PageNumberPagination(pageSize: 50)
+    static func listEndpoint(for path: String) -> Endpoint { Endpoint(.get, path) }
+}
+
+extension TaggedEcho: Identifiable {
+    var id: String { url }
+}
+
 @Suite(.serialized, .enabled(if: HTTPBin.isConfigured, HTTPBin.skipReason), .timeLimit(.minutes(2)))
 struct ConditionalReadHTTPBinTests {
+    /// `/etag/{etag}` answers `304` to its own tag; `/cache` (an `ETag` and a `Last-Modified`) to any condition.
+    @Test(arguments: ["etag/v1", "cache"])
+    func aListPageRevalidatesOverRealSockets(path: String) async throws {
+        let events = EventCollector()
+        var recorder: HeaderRecordingTransport?
+        let session = HTTPBin.session(adapters: [], logger: events) { transport in
+            let recording = HeaderRecordingTransport(transport)
+            recorder = recording
+            return recording
+        }
+        let sent = try #require(recorder)
+        let list = ListResource<RemoteTaggedEchoes>(session: session, request: path)
+        let decodings = TaggedEcho.decodings.load(ordering: .relaxed)
+        let first = try await list.loadFirstPage()
+        #expect(first.count == 1)
+        #expect(try await list.refresh() == first)
+        #expect(try await list.refresh() == first)
+        // The server answered 304 twice: nothing was decoded after the first page.
+        #expect(events.statuses == [200, 304, 304])
+        #expect(TaggedEcho.decodings.load(ordering: .relaxed) == decodings + 1)
+        let conditions = sent.requestHeaders.map { $0["If-None-Match"] }
+        #expect(conditions.count == 3)
+        #expect(conditions[0] == nil)
+        #expect(conditions[1] != nil && conditions[2] == conditions[1])
+        #expect(list.listState.content == .available(first))
+    }
+
     @Test func anETagRoundTripWithANotModifiedAnswerOverRealSockets() async throws {
         let events = EventCollector()
         var recorder: HeaderRecordingTransport?

@@ -49,7 +49,8 @@ protocol StoreMember: AnyObject, Sendable {
     /// Loads its value or first page again; `ifStale`, a resource only when its value is not fresh by its type's
     /// `maxAge` (a list always).
     func refetch(ifStale: Bool) async
-    /// What it shows of item `id` outside any optimistic change, and that answer's rank.
+    /// What it shows of item `id` outside any optimistic change, that answer's rank, and when it was loaded if
+    /// the holder vouches that a resource may start from it as fresh (a list whose items are complete).
     func known(_ id: AnyHashable) -> (value: any Sendable, rank: UInt64, loadedAt: Duration?)?
     /// What a snapshot shows of it.
     func inspect() -> ObjectInspection
