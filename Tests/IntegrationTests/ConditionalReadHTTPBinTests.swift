@@ -35,17 +35,11 @@ struct RemoteCachedEcho: Readable {
     static func readEndpoint(for request: Void) -> Endpoint { Endpoint(.get, "cache") }
 }
 
-/// httpbin's echo as a list of one item, so that a `ListResource` pages over `/etag/{etag}` and `/cache`.
-struct TaggedEchoPage: PageResponse {
-    var pageItems: [TaggedEcho]
-    init(from decoder: any Decoder) throws { pageItems = [try TaggedEcho(from: decoder)] }
-}
-
 struct RemoteTaggedEchoes: Listable {
     typealias Value = TaggedEcho
     typealias Item = TaggedEcho
     typealias ListRequest = String
-    typealias ListResponse = TaggedEchoPage
+    typealias ListResponse = EchoPage<TaggedEcho>
     static let pagination = PageNumberPagination(pageSize: 50)
     static func listEndpoint(for path: String) -> Endpoint { Endpoint(.get, path) }
 }
@@ -56,9 +50,8 @@ extension TaggedEcho: Identifiable {
 
 @Suite(.serialized, .enabled(if: HTTPBin.isConfigured, HTTPBin.skipReason), .timeLimit(.minutes(2)))
 struct ConditionalReadHTTPBinTests {
-    /// `/etag/{etag}` answers `304` to its own tag; `/cache` (an `ETag` and a `Last-Modified`) to any condition.
-    @Test(arguments: ["etag/v1", "cache"])
-    func aListPageRevalidatesOverRealSockets(path: String) async throws {
+    /// A session on httpbin that records the headers of what it sends, and its events.
+    func recordingSession() throws -> (NetworkSession, HeaderRecordingTransport, EventCollector) {
         let events = EventCollector()
         var recorder: HeaderRecordingTransport?
         let session = HTTPBin.session(adapters: [], logger: events) { transport in
@@ -66,7 +59,13 @@ struct ConditionalReadHTTPBinTests {
             recorder = recording
             return recording
         }
-        let sent = try #require(recorder)
+        return (session, try #require(recorder), events)
+    }
+
+    /// `/etag/{etag}` answers `304` to its own tag; `/cache` (an `ETag` and a `Last-Modified`) to any condition.
+    @Test(arguments: ["etag/v1", "cache"])
+    func aListPageRevalidatesOverRealSockets(path: String) async throws {
+        let (session, sent, events) = try recordingSession()
         let list = ListResource<RemoteTaggedEchoes>(session: session, request: path)
         let decodings = TaggedEcho.decodings.load(ordering: .relaxed)
         let first = try await list.loadFirstPage()
@@ -84,14 +83,7 @@ struct ConditionalReadHTTPBinTests {
     }
 
     @Test func anETagRoundTripWithANotModifiedAnswerOverRealSockets() async throws {
-        let events = EventCollector()
-        var recorder: HeaderRecordingTransport?
-        let session = HTTPBin.session(adapters: [], logger: events) { transport in
-            let recording = HeaderRecordingTransport(transport)
-            recorder = recording
-            return recording
-        }
-        let sent = try #require(recorder)
+        let (session, sent, events) = try recordingSession()
         let resource = Resource<RemoteTaggedEcho>(session: session)
         let decodings = TaggedEcho.decodings.load(ordering: .relaxed)
         let first = try await resource.read("v1")

@@ -39,15 +39,16 @@ struct Echo: Decodable, Sendable, Identifiable {
     var authorization: String? { headers?["Authorization"] }
 }
 
-/// A one-item page: the echo of the request, or httpbin's `/response-headers` body.
-struct EchoPage: PageResponse {
-    var pageItems: [Echo]
-    init(from decoder: any Decoder) throws { pageItems = [try Echo(from: decoder)] }
+/// A one-item page: the echo of the request, or httpbin's `/response-headers` body (`Echo`), or its `/etag` and
+/// `/cache` answers (`TaggedEcho`).
+struct EchoPage<Item: Decodable & Sendable>: PageResponse {
+    var pageItems: [Item]
+    init(from decoder: any Decoder) throws { pageItems = [try Item(from: decoder)] }
 }
 
 struct RemoteEchoes: Listable {
     typealias Value = Echo
-    typealias ListResponse = EchoPage
+    typealias ListResponse = EchoPage<Echo>
     static let pagination = LinkHeaderPagination()
     static func listEndpoint(for next: String) -> Endpoint {
         Endpoint(.get, "response-headers", query: ["Link": "<\(next)>; rel=\"next\""])
