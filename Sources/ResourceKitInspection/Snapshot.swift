@@ -153,8 +153,9 @@ extension NetworkSession {
         return SessionSnapshot(
             requests: inFlight.current.map { id, entry in
                 RequestSnapshot(
-                    id: id, method: entry.method, url: redaction.redact(entry.url), elapsed: now - entry.startedAt,
-                    attempt: entry.attempt, callers: entry.task.flatMap { callers[$0] } ?? 1)
+                    id: id, method: entry.method, url: configuration.redaction.redact(entry.url),
+                    elapsed: now - entry.startedAt, attempt: entry.attempt,
+                    callers: entry.task.flatMap { callers[$0] } ?? 1)
             })
     }
 }

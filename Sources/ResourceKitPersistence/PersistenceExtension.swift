@@ -41,7 +41,7 @@ final class PersistenceExtension: StoreExtension {
         outbox?.attach(store)
         // Before anything can change: the kept changes of these types show from the store's first holder on.
         for queueing in persistence.queueing { outbox?.register(queueing.lane()) }
-        outbox?.reportUnclaimed(to: store.session.logger)
+        outbox?.reportUnclaimed(to: store.session.configuration.logger)
     }
 
     func restoredValue<Remote: Readable>(of type: Remote.Type, id: Remote.Value.ID, store: ResourceStore)

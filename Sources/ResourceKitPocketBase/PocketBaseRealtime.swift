@@ -211,7 +211,7 @@ public struct PocketBaseRealtime: LiveSource {
     private func readStream(
         into store: ResourceStore, _ connection: Connection, signal: AsyncStream<Void>.Continuation
     ) async throws(NetworkError) {
-        let decoder = session.decoder
+        let decoder = session.configuration.decoder
         let collections = Dictionary(followed.map { ($0.collection, $0) }, uniquingKeysWith: { first, _ in first })
         let relay: (@Sendable (EventStreamStatus) -> Void)? =
             onStatus == nil ? nil : { @Sendable status in connection.relay(status) }

@@ -113,7 +113,7 @@ struct PocketBaseLiveTests {
         let a = try await PocketBase.authenticated()
         let admin = NetworkSession(
             baseURL: (PocketBase.url ?? "") + "/api", validation: PocketBaseValidation(),
-            transport: URLSessionTransport(timeout: .seconds(45)), adapters: a.adapters)
+            transport: URLSessionTransport(timeout: .seconds(45)), adapters: a.configuration.adapters)
         struct Field: Encodable { var name: String; var type: String }
         struct Collection: Encodable {
             var name = "secrets"
@@ -294,7 +294,7 @@ struct PocketBaseLiveTests {
         let (a, _) = try await deviceA()
         let admin = NetworkSession(
             baseURL: (PocketBase.url ?? "") + "/api", validation: PocketBaseValidation(),
-            transport: URLSessionTransport(timeout: .seconds(45)), adapters: a.adapters)
+            transport: URLSessionTransport(timeout: .seconds(45)), adapters: a.configuration.adapters)
         // PocketBase logs each client's new subscription set at its debug level.
         struct Settings: Encodable, Sendable { var logs = ["minLevel": -4] }
         _ = try await admin.response(for: Endpoint(.patch, "settings", body: .json(Settings())))

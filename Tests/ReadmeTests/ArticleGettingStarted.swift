@@ -9,6 +9,15 @@ func makePocketBaseSession() -> NetworkSession {
         adapters: [BearerTokenAdapter(token: "…")])
 }
 
+func makeStagingSession(token: String) -> NetworkSession {
+    var configuration = NetworkSession.Configuration(baseURL: "https://staging.example.com/v1")
+    configuration.validation = PocketBaseValidation()
+    configuration.adapters = [BearerTokenAdapter(token: token)]
+    configuration.retry = .standard
+    configuration.timeLimit = .seconds(20)
+    return NetworkSession(configuration: configuration)
+}
+
 func sendRequests(to session: NetworkSession) async throws {
     let post: Post = try await session.send(Endpoint(.get, "posts").appending(id: "42"))
     try await session.send(Endpoint(.delete, "posts").appending(id: "42"))  // Void

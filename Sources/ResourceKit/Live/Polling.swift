@@ -37,7 +37,7 @@ extension Resource where Remote: Readable {
     /// - Never overlapping: a tick while the state is loading sends nothing, and a value read within the last
     ///   interval (by anyone) is fresh enough (``ReadPolicy/skipIfFresh(maxAge:)``). The next wait starts
     ///   when the poll's read has ended.
-    /// - Waits run on the session's ``NetworkSession/clock``; `jitter` lengthens each by up to a tenth.
+    /// - Waits run on the session's ``NetworkSession/Configuration/clock``; `jitter` lengthens each by up to a tenth.
     ///   An interval that is not positive polls never.
     /// - A failed poll shows in the state, as any read's failure, and polling goes on.
     /// - Parameters:

@@ -17,8 +17,9 @@ public struct Endpoint: Sendable {
     public var headers: HTTPHeaders
     /// The request body.
     public var body: RequestBody?
-    /// How long this whole call may take, replacing the session's ``NetworkSession/timeLimit``: every attempt,
-    /// redirect and wait between retries must end within it, or the call fails with ``NetworkError/timeout``
+    /// How long this whole call may take, replacing the session's ``NetworkSession/Configuration/timeLimit``:
+    /// every attempt, redirect and wait between retries must end within it, or the call fails with
+    /// ``NetworkError/timeout``
     /// and the request in flight is cancelled. `nil` (the default) keeps the session's limit. Sub-second
     /// limits hold (`.milliseconds(800)`). A limit that is not positive or above 10⁹ seconds means none for
     /// this request, whatever the session's (`.zero` lifts it; the transport's own timeout still applies).

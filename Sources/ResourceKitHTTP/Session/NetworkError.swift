@@ -68,7 +68,7 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 
     /// The request did not complete within its time limit (the endpoint's ``Endpoint/timeLimit``, or the
-    /// session's ``NetworkSession/timeLimit``), or a timeout of the transport itself.
+    /// session's ``NetworkSession/Configuration/timeLimit``), or a timeout of the transport itself.
     @inlinable public static var timeout: NetworkError { NetworkError(kind: .timeout) }
 
     /// The calling task was cancelled. `CancellationError` and `URLError.cancelled` both become this.

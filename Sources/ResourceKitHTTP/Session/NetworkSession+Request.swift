@@ -11,7 +11,7 @@ extension NetworkSession {
     ///
     /// Headers are layered: library defaults (`Accept: application/json` and
     /// `User-Agent: ResourceKit/<version>`), then the session's
-    /// ``defaultHeaders``, then the body's content type, then the endpoint's headers — names compared
+    /// ``Configuration/defaultHeaders``, then the body's content type, then the endpoint's headers — names compared
     /// case-insensitively, so an explicit `Content-Type` is never overwritten.
     /// - Parameter endpoint: The endpoint.
     /// - Returns: The request.

@@ -14,41 +14,28 @@ public import Foundation
 /// let post: Post = try await session.send(Endpoint(.get, "posts").appending(id: 42))
 /// ```
 public actor NetworkSession {
-    /// Resolved for every request.
-    public nonisolated let baseURLProvider: any BaseURLProviding
-    /// Decides which responses are successes.
-    public nonisolated let validationProvider: any ValidationProviding
-    /// Sends the requests.
-    public nonisolated let transport: any HTTPTransport
-    /// Headers sent with every request unless the endpoint sets the same name.
-    public nonisolated let defaultHeaders: HTTPHeaders
-    /// Encodes JSON bodies.
-    public nonisolated let encoder: JSONEncoder
-    /// Decodes JSON responses.
-    public nonisolated let decoder: JSONDecoder
-    /// Run in order on every request before it is sent.
-    public nonisolated let adapters: [any RequestAdapting]
-    /// Receives the session's ``DiagnosticEvent``s at the levels it asks for: see ``NetworkLogging``.
-    public nonisolated let logger: any NetworkLogging
+    /// What the session was made with: its base URL, validation, transport, headers, coders, adapters,
+    /// authenticator, policies, clock, redaction and logger.
+    public nonisolated let configuration: Configuration
     /// The library's version, such as `0.3.0`.
     public static let libraryVersion = "0.3.0"
     /// `ResourceKit/<version>`: the `User-Agent` of requests for which neither the endpoint nor the session
     /// sets one.
     public static let defaultUserAgent = "ResourceKit/\(libraryVersion)"
-    /// The origins adapters and the authenticator may send credentials to, and that get the credentials among
-    /// ``defaultHeaders``, on every redirect hop as on a direct request.
-    public nonisolated let credentialScope: CredentialScope
-    /// How redirects are followed, unless an endpoint sets its own.
-    public nonisolated let redirects: RedirectPolicy
-    /// How failed requests are retried, unless an endpoint sets its own.
-    public nonisolated let retry: RetryPolicy
-    /// How long every call may take, from its start, unless its endpoint sets its own
-    /// ``Endpoint/timeLimit``; `nil`, or a limit that is not positive or above 10⁹ seconds, means none.
-    public nonisolated let timeLimit: Duration?
-    /// What is hidden in log events.
-    public nonisolated let redaction: LogRedaction
-    /// Measures deadlines and waits between retries.
-    public nonisolated let clock: any Clock<Duration>
+
+    // The configuration's parts the request path reads, each held once at hand.
+    nonisolated let baseURLProvider: any BaseURLProviding
+    nonisolated let validationProvider: any ValidationProviding
+    nonisolated let transport: any HTTPTransport
+    nonisolated let defaultHeaders: HTTPHeaders
+    nonisolated let encoder: JSONEncoder
+    nonisolated let decoder: JSONDecoder
+    nonisolated let adapters: [any RequestAdapting]
+    nonisolated let credentialScope: CredentialScope
+    nonisolated let redirects: RedirectPolicy
+    nonisolated let retry: RetryPolicy
+    nonisolated let timeLimit: Duration?
+    nonisolated let redaction: LogRedaction
     let authentication: (any AuthenticationHandling)?
     // `@usableFromInline`: the inlinable read path (Resource+CRUD.swift) reaches it, part of the API surface.
     @usableFromInline package nonisolated let timeline: Timeline
@@ -66,7 +53,45 @@ public actor NetworkSession {
     /// The header fields of a request that adds none to the defaults, merged and checked once.
     let fixedHeaders: Result<[String: String], NetworkError>?
 
-    /// Creates a session.
+    /// Creates a session from a configuration.
+    ///
+    /// ```swift
+    /// var configuration = NetworkSession.Configuration(baseURL: "https://api.example.com/v1")
+    /// configuration.retry = RetryPolicy(maximumAttempts: 3)
+    /// let session = NetworkSession(configuration: configuration)
+    /// ```
+    /// - Parameter configuration: Everything the session is made with; each property's documentation says what
+    ///   it does and its default.
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+        self.baseURLProvider = configuration.baseURL
+        self.validationProvider = configuration.validation
+        self.transport = configuration.transport
+        self.defaultHeaders = configuration.defaultHeaders
+        self.encoder = configuration.encoder
+        self.decoder = configuration.decoder
+        self.adapters = configuration.adapters
+        // The silent logger takes nothing: no event is built for it.
+        feed = DiagnosticsFeed(logger: configuration.logger is SilentLogger ? nil : configuration.logger)
+        self.credentialScope = configuration.credentialScope
+        self.redirects = configuration.redirects
+        self.retry = configuration.retry
+        self.timeLimit = configuration.timeLimit
+        self.timeline = Timeline(configuration.clock)
+        self.deadlines = DeadlineScheduler(timeline: timeline)
+        self.inFlight = InFlightRequests(
+            counter: ActivityCounter(debounce: configuration.activityDebounce, timeline: timeline))
+        self.defaultHeadersCarryCredentials = Redirect.credentialHeaders.contains {
+            configuration.defaultHeaders[$0] != nil
+        }
+        self.fixedBase = URLBuilder.Base.fixed(for: configuration.baseURL)
+        self.fixedHeaders = Self.fixedHeaderFields(
+            defaults: configuration.defaultHeaders, carryCredentials: defaultHeadersCarryCredentials)
+        self.redaction = configuration.redaction
+        self.authentication = configuration.authenticator.map { Self.flight(for: $0) }
+    }
+
+    /// Creates a session: the same as ``init(configuration:)`` with a ``Configuration`` of these values.
     /// - Parameters:
     ///   - baseURL: The base URL, or a provider asked for it on every request.
     ///   - validation: Decides which responses are successes; `200..<300` by default.
@@ -114,30 +139,23 @@ public actor NetworkSession {
         logger: any NetworkLogging = SilentLogger(),
         activityDebounce: Duration = .milliseconds(300)
     ) {
-        self.baseURLProvider = baseURL
-        self.validationProvider = validation
-        self.transport = transport
-        self.defaultHeaders = defaultHeaders
-        self.encoder = encoder
-        self.decoder = decoder
-        self.adapters = adapters
-        self.logger = logger
-        // The silent logger takes nothing: no event is built for it.
-        feed = DiagnosticsFeed(logger: logger is SilentLogger ? nil : logger)
-        self.credentialScope = credentialScope
-        self.redirects = redirects
-        self.retry = retry
-        self.timeLimit = timeLimit
-        self.clock = clock
-        self.timeline = Timeline(clock)
-        self.deadlines = DeadlineScheduler(timeline: timeline)
-        self.inFlight = InFlightRequests(counter: ActivityCounter(debounce: activityDebounce, timeline: timeline))
-        self.defaultHeadersCarryCredentials = Redirect.credentialHeaders.contains { defaultHeaders[$0] != nil }
-        self.fixedBase = URLBuilder.Base.fixed(for: baseURL)
-        self.fixedHeaders = Self.fixedHeaderFields(
-            defaults: defaultHeaders, carryCredentials: defaultHeadersCarryCredentials)
-        self.redaction = redaction
-        self.authentication = authenticator.map { Self.flight(for: $0) }
+        var configuration = Configuration(baseURL: baseURL)
+        configuration.validation = validation
+        configuration.transport = transport
+        configuration.defaultHeaders = defaultHeaders
+        configuration.encoder = encoder
+        configuration.decoder = decoder
+        configuration.adapters = adapters
+        configuration.authenticator = authenticator
+        configuration.credentialScope = credentialScope
+        configuration.redirects = redirects
+        configuration.retry = retry
+        configuration.timeLimit = timeLimit
+        configuration.clock = clock
+        configuration.redaction = redaction
+        configuration.logger = logger
+        configuration.activityDebounce = activityDebounce
+        self.init(configuration: configuration)
     }
 
     /// How many requests wait on a credential refresh now; the package's tests wait on `Changes` for it.

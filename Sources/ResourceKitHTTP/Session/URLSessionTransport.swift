@@ -96,7 +96,7 @@ public struct URLSessionTransport: HTTPTransport {
     /// - Parameters:
     ///   - timeout: The inactivity timeout of `URLSession` (whole seconds on Linux); 60 seconds by default. One
     ///     that is not positive or above 10⁹ seconds means none. The time limit of a call is
-    ///     ``NetworkSession/timeLimit`` or the endpoint's ``Endpoint/timeLimit``.
+    ///     ``NetworkSession/Configuration/timeLimit`` or the endpoint's ``Endpoint/timeLimit``.
     ///   - maximumConnectionsPerHost: How many connections to one host may be open at once.
     ///   - cookieStorage: Where cookies are kept between requests; `nil` (the default) keeps none, so no
     ///     `Set-Cookie` from one response is sent back with the next request.
