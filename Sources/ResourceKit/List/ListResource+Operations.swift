@@ -160,12 +160,9 @@ extension ListResource where Remote: Creatable, Remote.Value == Remote.Item {
                 // The answer's validators are the new item's (RFC 9110 §9.3.3): the store keeps them as its version.
                 return .inserted(item, Validators(response.headers))
             }
-            // Without a wrapper, straight to the server: the wrapper's path adds async frames to every change.
-            guard let mutations else { return try await send(endpoint) }
-            return Outcome(
-                try await mutations.run(
-                    .create, showing: showing, shownID: showing.map { AnyHashable($0.id) }, base: nil, endpoint,
-                    session, send))
+            return try await mutations.send(
+                .create, showing: showing, shownID: showing.map { AnyHashable($0.id) }, base: { nil }, endpoint,
+                session, send)
         }
         // Kept for later (the outbox): its placeholder shows where lists place created items, and is the answer
         // for now. Kept with nothing to show, the caller hears that it was kept.
@@ -220,11 +217,9 @@ extension ListResource where Remote: Updatable, Remote.Value == Remote.Item {
                 // The answer's validators are the new value's (RFC 9110 §9.3.4), kept by the store for every holder.
                 return .replaced(item, Validators(response.headers))
             }
-            guard let mutations else { return try await send(endpoint) }
-            return Outcome(
-                try await mutations.run(
-                    .update, showing: showing?.fact.value, shownID: nil,
-                    base: showing.flatMap { self.mutationBase(of: $0.id) }, endpoint, session, send))
+            return try await mutations.send(
+                .update, showing: showing?.fact.value, base: { showing.flatMap { self.mutationBase(of: $0.id) } },
+                endpoint, session, send)
         }
         // Kept for later (the outbox, which keeps a list's update only with its optimistic item): every holder
         // shows the optimistic item, and it is the answer for now.
@@ -268,11 +263,8 @@ extension ListResource where Remote: Deletable, Remote.Value == Remote.Item {
                 let response = try await session.send(endpoint, as: Remote.DeleteResponse.self)
                 return try Remote.value(fromDelete: response).map { .replaced($0, nil) } ?? .removed(id)
             }
-            guard let mutations else { return try await send(endpoint) }
             // Kept for later (the outbox), the deletion shows everywhere: the call returns.
-            return Outcome(
-                try await mutations.run(
-                    .delete, showing: nil, shownID: nil, base: self.mutationBase(of: id), endpoint, session, send))
+            return try await mutations.send(.delete, base: { self.mutationBase(of: id) }, endpoint, session, send)
         }
     }
 }

@@ -4,7 +4,8 @@
 // the module's API surface, and a change to them a change clients compile against.
 
 /// What an operation did to a list.
-@usableFromInline enum ListOutcome<Item: Identifiable & Sendable, PageKey: Sendable>: Sendable where Item.ID: Sendable {
+@usableFromInline enum ListOutcome<Item: Identifiable & Sendable, PageKey: Sendable>: Sendable, HandedOffOutcome
+where Item.ID: Sendable {
     case page(FetchedPage<Item, PageKey>)
     /// A created item, with the validators the server answered with (the item's version in the store).
     case inserted(Item, Validators?)
@@ -16,14 +17,6 @@
     /// A change handed to a store extension that shows it until it settles (the outbox keeps it): nothing
     /// lands now, and the error says why.
     case handedOff(NetworkError)
-
-    /// What a change's wrapper did, as an outcome.
-    @inlinable init(_ result: MutationResult<Self>) {
-        switch result {
-        case .sent(let outcome): self = outcome
-        case .kept(let error): self = .handedOff(error)
-        }
-    }
 }
 
 /// What the work of a list operation is given.

@@ -3,7 +3,7 @@
 // of the module's API surface, and a change to them a change clients compile against.
 
 /// What an operation did to a resource's value.
-@usableFromInline enum ResourceOutcome<Value: Sendable>: Sendable {
+@usableFromInline enum ResourceOutcome<Value: Sendable>: Sendable, HandedOffOutcome {
     case value(Value)
     /// A read's value with the validators its response carried (or, after a `304`, the value kept).
     case validated(Value, Validators)
@@ -11,14 +11,6 @@
     /// A change handed to a store extension that shows it until it settles (the outbox keeps it): nothing
     /// settles now. Its caller returns what the change shows, or throws the error when it shows nothing.
     case handedOff(NetworkError)
-
-    /// What a change's wrapper did, as an outcome.
-    @inlinable init(_ result: MutationResult<Self>) {
-        switch result {
-        case .sent(let outcome): self = outcome
-        case .kept(let error): self = .handedOff(error)
-        }
-    }
 
     @inlinable var value: Value? {
         switch self {

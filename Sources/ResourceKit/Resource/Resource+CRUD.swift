@@ -151,12 +151,8 @@ extension Resource where Remote: Updatable {
                 guard let validators = Validators(response.headers) else { return .value(value) }
                 return .validated(value, validators)
             }
-            // Without a wrapper, straight to the server: the wrapper's path adds async frames to every change.
-            guard let mutations else { return try await send(endpoint) }
-            return .init(
-                try await mutations.run(
-                    .update, showing: showing?.value, shownID: nil, base: self.mutationBase(), endpoint, session,
-                    send))
+            return try await mutations.send(
+                .update, showing: showing?.value, base: { self.mutationBase() }, endpoint, session, send)
         }
         // Kept for later (the outbox): every holder shows the optimistic value, and it is the answer for now.
         // Kept with nothing to show, the caller hears that it was kept.
@@ -215,10 +211,7 @@ extension Resource where Remote: Deletable {
                 let response = try await session.send(endpoint, as: Remote.DeleteResponse.self)
                 return try Remote.value(fromDelete: response).map { .value($0) } ?? .removed
             }
-            guard let mutations else { return try await send(endpoint) }
-            return .init(
-                try await mutations.run(
-                    .delete, showing: nil, shownID: nil, base: self.mutationBase(), endpoint, session, send))
+            return try await mutations.send(.delete, base: { self.mutationBase() }, endpoint, session, send)
         }
         // Kept for later (the outbox), the deletion shows everywhere: there is no value after it.
         return outcome.value

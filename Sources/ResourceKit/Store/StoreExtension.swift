@@ -117,3 +117,37 @@ package protocol MutationWrapping: Sendable {
         _ endpoint: Endpoint, _ session: NetworkSession, _ send: (Endpoint) async throws(NetworkError) -> Outcome
     ) async throws(NetworkError) -> MutationResult<Outcome>
 }
+
+/// What a change of a holder can end in when a wrapper keeps it instead of sending it.
+protocol HandedOffOutcome {
+    /// The change was kept for later (the outbox): nothing settles now, and the error says why.
+    static func handedOff(_ error: NetworkError) -> Self
+}
+
+extension Optional where Wrapped == any MutationWrapping {
+    /// Sends a change of a resource or a list: the one place a change meets the store extension that wraps it.
+    ///
+    /// With a wrapper (the outbox), the wrapper sends it with `send` or keeps it, and a kept change ends as
+    /// `handedOff`; without one, `send` sends it straight to the server, with no frame of the wrapper's.
+    /// - Parameters:
+    ///   - kind: The change.
+    ///   - value: What holders show of the item meanwhile (an optimistic value), if anything.
+    ///   - shownID: The id of the item a create shows meanwhile.
+    ///   - base: What the server had of the item when the change was made; asked only of a wrapper's change.
+    ///   - endpoint: The change's request.
+    ///   - session: The session that sends it.
+    ///   - send: Sends an endpoint and makes the outcome of its answer.
+    /// - Returns: The outcome: the server's answer, or `handedOff`.
+    // Always inlined: a frame of its own costs a change without a wrapper an allocation (a task-allocator slab).
+    @inline(__always) func send<Outcome: HandedOffOutcome>(
+        _ kind: MutationKind, showing value: (any Sendable)? = nil, shownID: AnyHashable? = nil,
+        base: () -> MutationBase?, _ endpoint: Endpoint, _ session: NetworkSession,
+        _ send: (Endpoint) async throws(NetworkError) -> Outcome
+    ) async throws(NetworkError) -> Outcome {
+        guard let self else { return try await send(endpoint) }
+        switch try await self.run(kind, showing: value, shownID: shownID, base: base(), endpoint, session, send) {
+        case .sent(let outcome): return outcome
+        case .kept(let error): return .handedOff(error)
+        }
+    }
+}
