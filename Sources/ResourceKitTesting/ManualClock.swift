@@ -38,32 +38,22 @@ public final class ManualClock: Clock, Sendable {
         var continuation: CheckedContinuation<Void, any Error>
     }
 
-    private struct Watcher {
-        var id: UInt64
-        var condition: @Sendable ([Duration]) -> Bool
-        var timeout: Duration?
-        var continuation: CheckedContinuation<Result<[Duration], ManualClockTimeout>, Never>
-        /// Ends the wait at its timeout; cancelled when the condition holds first.
-        var timer: Task<Void, Never>?
-    }
-
     private struct State {
         var now = Instant(offset: .zero)
         var sleepers: [UInt64: Sleeper] = [:]
-        var watchers: [Watcher] = []
         var nextID: UInt64 = 0
         var slept: [Duration] = []
 
         var pending: [Duration] { sleepers.values.map { now.duration(to: $0.deadline) }.sorted() }
     }
 
-    private let state = Locked(State())
+    private let state = Awaitable(State())
 
     /// Creates a clock at offset zero.
     public init() {}
 
     /// The current instant.
-    public var now: Instant { state.withLock { $0.now } }
+    public var now: Instant { state.read { $0.now } }
 
     /// Zero: the clock moves only by ``advance(by:)``.
     public var minimumResolution: Duration { .zero }
@@ -73,11 +63,11 @@ public final class ManualClock: Clock, Sendable {
     /// A sleep leaves it as soon as its deadline is reached (by ``advance(by:)``) or its task is cancelled,
     /// and ``waitForSleepers(timeout:_:)`` sees both. A `NetworkSession` keeps one timer toward its earliest
     /// deadline, so that timer may stay here after the call it was for has ended, until time reaches it.
-    public var sleepers: [Duration] { state.withLock { $0.pending } }
+    public var sleepers: [Duration] { state.read { $0.pending } }
 
     /// How long each sleep asked for when it began, in the order they began (sleeps that ended at once
     /// included).
-    public var requestedSleeps: [Duration] { state.withLock { $0.slept } }
+    public var requestedSleeps: [Duration] { state.read { $0.slept } }
 
     /// Suspends until the clock is advanced to `deadline`.
     /// - Throws: `CancellationError` when the sleeping task is cancelled first.
@@ -95,18 +85,14 @@ public final class ManualClock: Clock, Sendable {
                     state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
                     return nil
                 }
-                if let outcome {
-                    continuation.resume(with: outcome)
-                } else {
-                    notifyWatchers()
-                }
+                // A new sleeper re-checked the waits (`Awaitable.withLock`).
+                if let outcome { continuation.resume(with: outcome) }
             }
         } onCancel: {
             let sleeper = state.withLock { $0.sleepers.removeValue(forKey: id) }
             guard let sleeper else { return }
+            // The sleep is gone, and the waits for fewer sleepers were re-checked.
             sleeper.continuation.resume(throwing: CancellationError())
-            // The sleep is gone: a wait for fewer sleepers may be over.
-            notifyWatchers()
         }
     }
 
@@ -121,7 +107,6 @@ public final class ManualClock: Clock, Sendable {
             return due.values.sorted { $0.deadline < $1.deadline }
         }
         for sleeper in due { sleeper.continuation.resume() }
-        notifyWatchers()
     }
 
     /// Waits until the pending sleeps (as ``sleepers`` reports them) satisfy `condition`, and returns them;
@@ -134,108 +119,16 @@ public final class ManualClock: Clock, Sendable {
     ///   - timeout: How long to wait; 5 seconds by default.
     ///   - condition: Decides from the pending sleeps, shortest first.
     /// - Returns: The pending sleeps.
-    /// - Throws: ``ManualClockTimeout`` listing the pending sleeps, at the timeout or when the waiting task is
-    ///   cancelled first.
+    /// - Throws: ``WaitTimeout`` (`timedOut` or `cancelled`) whose ``WaitTimeout/seen`` lists the pending
+    ///   sleeps, at the timeout or when the waiting task is cancelled first.
     @discardableResult
     public func waitForSleepers(
         timeout: Duration = .seconds(5),
         _ condition: @escaping @Sendable ([Duration]) -> Bool
-    ) async throws(ManualClockTimeout) -> [Duration] {
-        try await watch(timeout: timeout, condition).get()
-    }
-
-    private func watch(
-        timeout: Duration?, _ condition: @escaping @Sendable ([Duration]) -> Bool
-    ) async -> Result<[Duration], ManualClockTimeout> {
-        let id = state.withLock { state in
-            state.nextID &+= 1
-            return state.nextID
-        }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let ready = state.withLock { state -> Result<[Duration], ManualClockTimeout>? in
-                    let pending = state.pending
-                    if condition(pending) { return .success(pending) }
-                    if Task.isCancelled {
-                        return .failure(
-                            ManualClockTimeout(timeout: timeout ?? .zero, sleepers: pending, isCancelled: true))
-                    }
-                    // Started under the lock, so that no change of the sleepers or cancellation can miss it.
-                    let timer = timeout.map { limit in
-                        Task { [self] in
-                            await RealTimeLimit.sleep(for: limit)
-                            endWatch(id, isCancelled: false)
-                        }
-                    }
-                    state.watchers.append(
-                        Watcher(
-                            id: id, condition: condition, timeout: timeout, continuation: continuation, timer: timer))
-                    return nil
-                }
-                if let ready { continuation.resume(returning: ready) }
-            }
-        } onCancel: {
-            endWatch(id, isCancelled: true)
-        }
-    }
-
-    /// Fails the wait `id` if it is still waiting: its timeout came, or its task was cancelled.
-    private func endWatch(_ id: UInt64, isCancelled: Bool) {
-        let ended = state.withLock { state -> (Watcher, [Duration])? in
-            guard let index = state.watchers.firstIndex(where: { $0.id == id }) else { return nil }
-            return (state.watchers.remove(at: index), state.pending)
-        }
-        guard let (watcher, pending) = ended else { return }
-        if isCancelled { watcher.timer?.cancel() }
-        watcher.continuation.resume(
-            returning: .failure(
-                ManualClockTimeout(timeout: watcher.timeout ?? .zero, sleepers: pending, isCancelled: isCancelled)))
-    }
-
-    private func notifyWatchers() {
-        let ready = state.withLock { state -> [(Watcher, [Duration])] in
-            let pending = state.pending
-            var ready: [(Watcher, [Duration])] = []
-            state.watchers.removeAll { watcher in
-                guard watcher.condition(pending) else { return false }
-                ready.append((watcher, pending))
-                return true
-            }
-            return ready
-        }
-        for (watcher, pending) in ready {
-            watcher.timer?.cancel()
-            watcher.continuation.resume(returning: .success(pending))
-        }
-    }
-}
-
-/// A wait on a ``ManualClock`` whose condition did not hold in time.
-public struct ManualClockTimeout: Error, Sendable, Equatable, CustomStringConvertible {
-    /// How long the wait was allowed to last, in real time.
-    public var timeout: Duration
-    /// The pending sleeps when the wait ended, shortest first.
-    public var sleepers: [Duration]
-    /// Whether the waiting task was cancelled before the timeout.
-    public var isCancelled: Bool
-
-    /// Creates the error a wait ends with; tests compare against it.
-    /// - Parameters:
-    ///   - timeout: How long the wait was allowed to last.
-    ///   - sleepers: The pending sleeps when the wait ended, shortest first.
-    ///   - isCancelled: Whether the waiting task was cancelled before the timeout.
-    public init(timeout: Duration, sleepers: [Duration], isCancelled: Bool = false) {
-        self.timeout = timeout
-        self.sleepers = sleepers
-        self.isCancelled = isCancelled
-    }
-
-    /// Says how the wait ended and lists the pending sleeps.
-    public var description: String {
-        let prefix =
-            isCancelled
-            ? "Cancelled while waiting for the clock's sleepers"
-            : "Timed out after \(timeout) waiting for the clock's sleepers"
-        return "\(prefix); \(sleepers.count) pending: \(sleepers)"
+    ) async throws(WaitTimeout) -> [Duration] {
+        try await state.wait(
+            for: "the clock's sleepers", timeout: timeout, seen: { $0.pending.map { "\($0)" } },
+            until: { condition($0.pending) }
+        ).get().pending
     }
 }

@@ -37,7 +37,7 @@ public final class StubTransport: HTTPTransport {
     /// session mapped with `NetworkError.init(_:)`.
     public typealias StreamResponder = @Sendable (URLRequest) async throws -> StreamedResponse
 
-    struct Route {
+    struct Route: Sendable {
         var method: HTTPMethod
         var path: String
         /// The query items, sorted; `nil` matches any query.
@@ -47,23 +47,13 @@ public final class StubTransport: HTTPTransport {
         var streamer: StreamResponder?
     }
 
-    private struct State {
+    private struct State: Sendable {
         var routes: [Route] = []
         var requests: [URLRequest] = []
         var cancellations = 0
-        var arrivalWaiters: [UInt64: ArrivalWaiter] = [:]
-        var nextWaiterID: UInt64 = 0
     }
 
-    private struct ArrivalWaiter {
-        var count: Int
-        var timeout: Duration?
-        var continuation: CheckedContinuation<Result<Void, StubTransportTimeout>, Never>
-        /// Ends the wait at its timeout; cancelled when the requests arrive first.
-        var timer: Task<Void, Never>?
-    }
-
-    private let state = Locked(State())
+    private let state = Awaitable(State())
 
     /// Creates a transport with no stubs.
     public init() {}
@@ -157,13 +147,13 @@ public final class StubTransport: HTTPTransport {
     }
 
     /// Every request received, in order.
-    public var requests: [URLRequest] { state.withLock { $0.requests } }
+    public var requests: [URLRequest] { state.read { $0.requests } }
 
     /// How many requests were received.
-    public var requestCount: Int { state.withLock { $0.requests.count } }
+    public var requestCount: Int { state.read { $0.requests.count } }
 
     /// How many requests were cancelled while a stub with a `delay` was waiting.
-    public var cancellationCount: Int { state.withLock { $0.cancellations } }
+    public var cancellationCount: Int { state.read { $0.cancellations } }
 
     /// Records that a responder saw its request cancelled; custom responders may call it.
     public func recordCancellation() {
@@ -179,61 +169,14 @@ public final class StubTransport: HTTPTransport {
     /// - Parameters:
     ///   - count: How many requests to wait for.
     ///   - timeout: How long to wait; 5 seconds by default.
-    /// - Throws: ``StubTransportTimeout`` listing the requests that arrived, at the timeout or when the waiting
-    ///   task is cancelled first.
-    public func waitForRequests(_ count: Int, timeout: Duration = .seconds(5)) async throws(StubTransportTimeout) {
-        try await wait(for: count, timeout: timeout).get()
-    }
-
-    private func wait(for count: Int, timeout: Duration?) async -> Result<Void, StubTransportTimeout> {
-        let id = state.withLock { state in
-            state.nextWaiterID &+= 1
-            return state.nextWaiterID
-        }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let immediate = state.withLock { state -> Result<Void, StubTransportTimeout>? in
-                    if state.requests.count >= count { return .success(()) }
-                    if Task.isCancelled {
-                        return .failure(Self.timeout(count, timeout, state.requests, isCancelled: true))
-                    }
-                    // Started under the lock, so that no arrival or cancellation can miss it.
-                    let timer = timeout.map { limit in
-                        Task { [self] in
-                            await RealTimeLimit.sleep(for: limit)
-                            endWait(id, isCancelled: false)
-                        }
-                    }
-                    state.arrivalWaiters[id] = ArrivalWaiter(
-                        count: count, timeout: timeout, continuation: continuation, timer: timer)
-                    return nil
-                }
-                if let immediate { continuation.resume(returning: immediate) }
-            }
-        } onCancel: {
-            endWait(id, isCancelled: true)
-        }
-    }
-
-    /// Fails the wait `id` if it is still waiting: its timeout came, or its task was cancelled.
-    private func endWait(_ id: UInt64, isCancelled: Bool) {
-        let ended = state.withLock { state in
-            state.arrivalWaiters.removeValue(forKey: id).map { waiter in
-                (waiter, Self.timeout(waiter.count, waiter.timeout, state.requests, isCancelled: isCancelled))
-            }
-        }
-        guard let (waiter, error) = ended else { return }
-        if isCancelled { waiter.timer?.cancel() }
-        waiter.continuation.resume(returning: .failure(error))
-    }
-
-    private static func timeout(
-        _ count: Int, _ timeout: Duration?, _ requests: [URLRequest], isCancelled: Bool
-    ) -> StubTransportTimeout {
-        StubTransportTimeout(
-            expectedCount: count, timeout: timeout ?? .zero,
-            received: requests.map { "\($0.httpMethod ?? "GET") \($0.url?.absoluteString ?? "<no URL>")" },
-            isCancelled: isCancelled)
+    /// - Throws: ``WaitTimeout`` (`timedOut` or `cancelled`) whose ``WaitTimeout/seen`` lists the requests that
+    ///   arrived, as `METHOD URL`, at the timeout or when the waiting task is cancelled first.
+    public func waitForRequests(_ count: Int, timeout: Duration = .seconds(5)) async throws(WaitTimeout) {
+        _ = try await state.wait(
+            for: "\(count) request(s)", timeout: timeout,
+            seen: { $0.requests.map { "\($0.httpMethod ?? "GET") \($0.url?.absoluteString ?? "<no URL>")" } },
+            until: { $0.requests.count >= count }
+        ).get()
     }
 
     /// Finds the stub for the request and runs it: one that names the request's query, else one that names
@@ -258,18 +201,11 @@ public final class StubTransport: HTTPTransport {
         let path = decodedPath(components?.percentEncodedPath ?? "")
         let received = Self.queryItems(Substring(components?.percentEncodedQuery ?? ""))
         let query = received.sorted(by: Self.precedes)
-        let (route, stubbedQueries, ready) = state.withLock { state in
+        let (route, stubbedQueries) = state.withLock { state in
             state.requests.append(request)
-            let count = state.requests.count
-            let ready = state.arrivalWaiters.filter { $0.value.count <= count }
-            for id in ready.keys { state.arrivalWaiters.removeValue(forKey: id) }
             let candidates = state.routes.filter { $0.method == method && $0.path == path }
             let route = candidates.last { $0.query == query } ?? candidates.last { $0.query == nil }
-            return (route, candidates.compactMap(\.query), ready.values)
-        }
-        for waiter in ready {
-            waiter.timer?.cancel()
-            waiter.continuation.resume(returning: .success(()))
+            return (route, candidates.compactMap(\.query))
         }
         Changes.raise()
         guard let route else {
@@ -282,40 +218,6 @@ public final class StubTransport: HTTPTransport {
             throw .transport(code: .unsupportedURL, message: message)
         }
         return route
-    }
-}
-
-/// A wait on a ``StubTransport`` that ended before its requests arrived.
-public struct StubTransportTimeout: Error, Sendable, Equatable, CustomStringConvertible {
-    /// How many requests were awaited.
-    public var expectedCount: Int
-    /// How long the wait was allowed to last.
-    public var timeout: Duration
-    /// The requests that had arrived, in order, as `METHOD URL`.
-    public var received: [String]
-    /// Whether the waiting task was cancelled before the timeout.
-    public var isCancelled: Bool
-
-    /// Creates the error a wait ends with; tests compare against it.
-    /// - Parameters:
-    ///   - expectedCount: How many requests were awaited.
-    ///   - timeout: How long the wait was allowed to last.
-    ///   - received: The requests that had arrived, as `METHOD URL`.
-    ///   - isCancelled: Whether the waiting task was cancelled before the timeout.
-    public init(expectedCount: Int, timeout: Duration, received: [String], isCancelled: Bool = false) {
-        self.expectedCount = expectedCount
-        self.timeout = timeout
-        self.received = received
-        self.isCancelled = isCancelled
-    }
-
-    /// Says how many requests were awaited and lists those that arrived.
-    public var description: String {
-        let prefix =
-            isCancelled
-            ? "Cancelled while waiting for \(expectedCount) request(s)"
-            : "Timed out after \(timeout) waiting for \(expectedCount) request(s)"
-        return "\(prefix); received \(received.count): [\(received.joined(separator: ", "))]"
     }
 }
 

@@ -229,21 +229,25 @@ struct PocketBaseNote: Readable {
     @Test func timeoutListsTheStatesSeen() async throws {
         let resource = Resource<RemoteNote>(state: .available(Note(id: "1", title: "one")))
         let recorder = resource.recordStates()
-        let error = await #expect(throws: StateRecorderTimeout.self) {
+        let error = await #expect(throws: WaitTimeout.self) {
             try await recorder.waitForCount(3, timeout: .milliseconds(100))
         }
+        #expect(try #require(error).reason == .timedOut)
+        #expect(try #require(error).seen == [#"available(Note(id: "1", title: "one"))"#])
         let message = try #require(error).description
-        #expect(message.contains("Timed out after"))
-        #expect(message.contains("saw 1 state(s): [available(Note(id: \"1\", title: \"one\"))]"))
+        #expect(message.hasPrefix("Timed out after 0.1 seconds waiting for 3 states"))
+        #expect(message.contains("saw 1: [available(Note(id: \"1\", title: \"one\"))]"))
     }
 
     @Test func expectFailsOnADifferentSequence() async throws {
         let resource = Resource<RemoteNote>(state: .idle)
         let recorder = resource.recordStates()
-        let error = await #expect(throws: StateRecorderTimeout.self) {
+        let error = await #expect(throws: WaitTimeout.self) {
             try await recorder.expect([.loading(previous: nil)])
         }
-        #expect(try #require(error).description.hasPrefix("Recorded states differ"))
+        #expect(try #require(error).reason == .mismatched)
+        #expect(try #require(error).seen == ["idle"])
+        #expect(try #require(error).description.hasPrefix("What arrived differs from [loading(previous: nil)]"))
     }
 
     @Test func waitsEndAsSoonAsTheStreamFinishes() async throws {
@@ -252,7 +256,7 @@ struct PocketBaseNote: Readable {
         try await recorder.waitForCount(1)
         let registered = AsyncLatch()
         // With an hour's timeout, only the end of the stream can end these waits within the suite's limit.
-        let waiting = Task { () throws(StateRecorderTimeout) -> [ResourceState<Note>] in
+        let waiting = Task { () throws(WaitTimeout) -> [ResourceState<Note>] in
             try await recorder.wait(timeout: .seconds(3600), for: "3 states") { states in
                 registered.open()  // the condition is first asked as the wait registers
                 return states.count >= 3
@@ -260,14 +264,14 @@ struct PocketBaseNote: Readable {
         }
         try await registered.wait()
         resource = nil
-        let error = await #expect(throws: StateRecorderTimeout.self) { try await waiting.value }
-        #expect(try #require(error).isStreamFinished)
+        let error = await #expect(throws: WaitTimeout.self) { try await waiting.value }
+        #expect(try #require(error).reason == .finished)
         #expect(try #require(error).description.hasPrefix("The stream finished before 3 states"))
         // A wait that starts after the end fails at once too.
-        let late = await #expect(throws: StateRecorderTimeout.self) {
+        let late = await #expect(throws: WaitTimeout.self) {
             try await recorder.expect([.idle, .loading(previous: nil)], timeout: .seconds(3600))
         }
-        #expect(try #require(late).isStreamFinished)
+        #expect(try #require(late).reason == .finished)
     }
 
     @Test func placeholderListNeedsNoNetwork() async throws {

@@ -48,7 +48,7 @@ import Testing
 
     @Test func aWaitForSleepersThatNeverComeFailsWithThePendingOnes() async throws {
         let sleep = try await sleeper()
-        await #expect(throws: ManualClockTimeout(timeout: .milliseconds(50), sleepers: [.seconds(1)])) {
+        await #expect(throws: sleepersTimeout(.timedOut, .milliseconds(50), ["1.0 seconds"])) {
             try await clock.waitForSleepers(timeout: .milliseconds(50)) { $0.count == 2 }
         }
         sleep.cancel()
@@ -57,7 +57,7 @@ import Testing
     @Test func aCancelledWaitFailsAtOnceWithThePendingSleepers() async throws {
         let watcher = Task { [clock] in try await clock.waitForSleepers(timeout: .seconds(3600)) { $0.count == 1 } }
         watcher.cancel()
-        await #expect(throws: ManualClockTimeout(timeout: .seconds(3600), sleepers: [], isCancelled: true)) {
+        await #expect(throws: sleepersTimeout(.cancelled, .seconds(3600), [])) {
             try await watcher.value
         }
     }
@@ -66,14 +66,14 @@ import Testing
         // The wait without a timeout returns when cancelled; the timed one fails, naming its timeout.
         let watcher = Task { [clock] in try await clock.waitForSleepers { $0.count == 1 } }
         watcher.cancel()
-        await #expect(throws: ManualClockTimeout(timeout: .seconds(5), sleepers: [], isCancelled: true)) {
+        await #expect(throws: sleepersTimeout(.cancelled, .seconds(5), [])) {
             try await watcher.value
         }
     }
 
     @Test(arguments: [Duration.zero, .seconds(-1)])
     func aTimeoutThatIsNotPositiveFailsAtOnceUnlessTheConditionHolds(timeout: Duration) async throws {
-        await #expect(throws: ManualClockTimeout(timeout: timeout, sleepers: [])) {
+        await #expect(throws: sleepersTimeout(.timedOut, timeout, [])) {
             try await clock.waitForSleepers(timeout: timeout) { $0.count == 1 }
         }
         #expect(try await clock.waitForSleepers(timeout: timeout) { $0.isEmpty } == [])
@@ -94,13 +94,18 @@ import Testing
     }
 
     @Test func theTimeoutDescribesThePendingSleepers() {
-        let timeout = ManualClockTimeout(timeout: .seconds(5), sleepers: [.seconds(1), .seconds(2)])
+        let timeout = sleepersTimeout(.timedOut, .seconds(5), ["1.0 seconds", "2.0 seconds"])
         #expect(
             timeout.description
-                == "Timed out after 5.0 seconds waiting for the clock's sleepers; 2 pending: [1.0 seconds, 2.0 seconds]"
+                == "Timed out after 5.0 seconds waiting for the clock's sleepers; saw 2: [1.0 seconds, 2.0 seconds]"
         )
         #expect(
-            ManualClockTimeout(timeout: .seconds(5), sleepers: [], isCancelled: true).description
-                == "Cancelled while waiting for the clock's sleepers; 0 pending: []")
+            sleepersTimeout(.cancelled, .seconds(5), []).description
+                == "Cancelled while waiting for the clock's sleepers; saw 0: []")
+    }
+
+    /// The error a wait for the clock's sleepers ends with.
+    private func sleepersTimeout(_ reason: WaitTimeout.Reason, _ timeout: Duration, _ seen: [String]) -> WaitTimeout {
+        WaitTimeout(awaited: "the clock's sleepers", reason: reason, timeout: timeout, seen: seen)
     }
 }

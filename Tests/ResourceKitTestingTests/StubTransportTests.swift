@@ -121,22 +121,22 @@ import Testing
     @Test func waitingForMoreRequestsThanArriveFailsWithThoseThatArrived() async throws {
         try await get()
         await #expect(throws: NetworkError.self) { try await get("/missing") }
-        let expected = StubTransportTimeout(
-            expectedCount: 3, timeout: .milliseconds(50),
-            received: ["GET http://x.test/posts", "GET http://x.test/missing"])
+        let expected = WaitTimeout(
+            awaited: "3 request(s)", reason: .timedOut, timeout: .milliseconds(50),
+            seen: ["GET http://x.test/posts", "GET http://x.test/missing"])
         await #expect(throws: expected) { try await stub.waitForRequests(3, timeout: .milliseconds(50)) }
         #expect(
             expected.description
-                == "Timed out after 0.05 seconds waiting for 3 request(s); received 2: "
+                == "Timed out after 0.05 seconds waiting for 3 request(s); saw 2: "
                 + "[GET http://x.test/posts, GET http://x.test/missing]")
     }
 
     @Test func aCancelledWaitFailsAtOnceWithTheRequestsThatArrived() async throws {
         let waiter = Task { [stub] in try await stub.waitForRequests(1, timeout: .seconds(3600)) }
         waiter.cancel()
-        let expected = StubTransportTimeout(expectedCount: 1, timeout: .seconds(3600), received: [], isCancelled: true)
+        let expected = WaitTimeout(awaited: "1 request(s)", reason: .cancelled, timeout: .seconds(3600), seen: [])
         await #expect(throws: expected) { try await waiter.value }
-        #expect(expected.description == "Cancelled while waiting for 1 request(s); received 0: []")
+        #expect(expected.description == "Cancelled while waiting for 1 request(s); saw 0: []")
     }
 
     @Test func aWaitThatNamesNoTimeoutIsTheTimedOneWithFiveSeconds() async throws {
@@ -144,13 +144,13 @@ import Testing
         let waiter = Task { [stub] in try await stub.waitForRequests(1) }
         waiter.cancel()
         await #expect(
-            throws: StubTransportTimeout(expectedCount: 1, timeout: .seconds(5), received: [], isCancelled: true)
+            throws: WaitTimeout(awaited: "1 request(s)", reason: .cancelled, timeout: .seconds(5), seen: [])
         ) { try await waiter.value }
     }
 
     @Test(arguments: [Duration.zero, .seconds(-1)])
     func aTimeoutThatIsNotPositiveFailsAtOnceUnlessTheRequestsAreThere(timeout: Duration) async throws {
-        await #expect(throws: StubTransportTimeout(expectedCount: 1, timeout: timeout, received: [])) {
+        await #expect(throws: WaitTimeout(awaited: "1 request(s)", reason: .timedOut, timeout: timeout, seen: [])) {
             try await stub.waitForRequests(1, timeout: timeout)
         }
         try await get()

@@ -53,6 +53,7 @@ func waitUntil(
     try await Changes.wait(description, timeout: timeout, seen: seen, condition)
 }
 
-struct WaitTimeout: Error, CustomStringConvertible {
+/// A schedule test's wait that did not end, with what the store held.
+struct StuckSchedule: Error, CustomStringConvertible {
     var description: String
 }

@@ -117,7 +117,7 @@ final class HeldServer: HTTPTransport {
         do {
             try await server.answerAll(until: tasks, using: &random, context)
         } catch {
-            throw WaitTimeout(description: "\(error); the store: \(store.snapshot())")
+            throw StuckSchedule(description: "\(error); the store: \(store.snapshot())")
         }
         let holders = [detail.state.value, preview.state.value] + feeds.map { $0.items.first { $0.id == "42" } }
         try check(Set(holders.compactMap { $0?.title }).count <= 1, "the holders disagree: \(holders), \(context)")
@@ -184,7 +184,7 @@ final class HeldServer: HTTPTransport {
         do {
             try await server.answerAll(until: tasks, using: &random, context)
         } catch {
-            throw WaitTimeout(description: "\(error); the store: \(store.snapshot())")
+            throw StuckSchedule(description: "\(error); the store: \(store.snapshot())")
         }
         let shown = [detail.state.value, preview.state.value] + feeds.map { $0.items.first { $0.id == "42" } }
         let titles = shown.map { $0?.title ?? "nothing" }
