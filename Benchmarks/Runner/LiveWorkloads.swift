@@ -59,6 +59,17 @@ struct LiveWorkloads {
         return report
     }
 
+    /// For profilers: `count` pushed updates of an item that 1,000 live lists hold.
+    static func profileFanOut(_ count: Int) async throws {
+        let store = ResourceStore(session: NetworkSession(baseURL: "http://bench.local", transport: try RowServer()))
+        let lists = (0..<1_000).map { store.list(RemoteRowLists.self, request: $0) }
+        for list in lists { try await list.loadFirstPage() }
+        for i in 0..<count { store.apply(.updated(Row(id: 1, n: i)), as: RemoteRowByID.self) }
+        guard lists.allSatisfy({ $0.items[0] == Row(id: 1, n: count - 1) }) else {
+            throw BenchmarkError("a pushed update did not reach every list")
+        }
+    }
+
     /// PocketBase-shaped events at 1,000 a second, through the parser, the decoder and the store, for ten lists
     /// that hold the changed row: the CPU each event costs, and the share of a core the stream takes.
     func sustained() async throws -> Report {

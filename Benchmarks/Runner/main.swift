@@ -1,5 +1,5 @@
 // swift run -c release Benchmarks [--base-url URL] [--json PATH] [--rounds N] [--smoke] [--only appsession|http|lists|store|observers|diagnostics|transfers|live|persistence|endless [--check]]
-//   profiling: --profile-read N, --profile-send N, --profile-list N [--pages] (instant transport),
+//   profiling: --profile-read N, --profile-send N, --profile-list N [--pages], --profile-fanout N (instant transport),
 //              --profile-http N [--raw | --raw-task | --raw-task-delegate | --transport | --send | --new-resource]
 //              (needs --base-url); --only http runs the HTTP workloads alone
 //
@@ -69,6 +69,12 @@ if option("--only") == "appsession" {
         FileHandle.standardError.write(Data("Benchmark failed: \(error)\n".utf8))
         exit(1)
     }
+}
+
+if let count = option("--profile-fanout").flatMap(Int.init) {
+    // For profilers: `count` pushed updates (`store.apply`) of an item 1,000 live lists hold.
+    try await LiveWorkloads.profileFanOut(count)
+    exit(0)
 }
 
 if option("--only") == "live" {

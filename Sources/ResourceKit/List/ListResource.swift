@@ -33,8 +33,11 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
     @usableFromInline let registrar = ObservationRegistrar()
     /// Formed once per type (see `observedKeyPath(of:_:)`).
     @usableFromInline let stateKeyPath: any KeyPath<ListResource, ListState<Item>> & Sendable
-    /// The store this list belongs to, if a store made it.
-    let link: ListLink<Remote>?
+    /// The store this list belongs to, if a store made it: held by reference, so that news reaching the list
+    /// reads the one closure it needs instead of copying (and retaining) every closure of the link.
+    let heldLink: Held<ListLink<Remote>>?
+    /// The link, copied whole: for paths that run once per list or per change, not once per news.
+    var link: ListLink<Remote>? { heldLink?.value }
     /// The pages loaded with validators: loading one again asks the server for it only if it changed.
     let pageMemo = PageMemo<Item, Remote.Pagination.PageKey>()
 
@@ -48,7 +51,7 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
         self.request = request
         self.storage = Locked(HostStorage(ListMachine(state: state, firstPageKey: Remote.pagination.firstPageKey)))
         stateKeyPath = observedKeyPath(of: ListResource.self) { \.listState }
-        self.link = nil
+        self.heldLink = nil
     }
 
     init(session: NetworkSession, request: Remote.ListRequest, state: ListState<Item>, link: ListLink<Remote>) {
@@ -61,7 +64,7 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
                     state: state, firstPageKey: Remote.pagination.firstPageKey, isShared: true,
                     timeline: Remote.itemsAreComplete ? session.timeline : nil)))
         stateKeyPath = observedKeyPath(of: ListResource.self) { \.listState }
-        self.link = link
+        self.heldLink = Held(link)
     }
 
     /// Creates a list in a fixed state with no network, for previews.
@@ -144,9 +147,9 @@ extension ListResource {
 
 extension ListResource: MachineHost {
     @usableFromInline func forward(_ news: [ItemNews<Item, Item.ID>]) {
-        guard let link else { return }
-        link.publish(self, news)
-        link.afterNews?(self)
+        guard let heldLink else { return }
+        heldLink.value.publish(self, news)
+        heldLink.value.afterNews?(self)
     }
 
     @inlinable var watcher: ObjectEvents<ListResource, ListMachine<Item, Remote.Pagination.PageKey>> {

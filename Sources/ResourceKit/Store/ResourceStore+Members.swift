@@ -26,6 +26,12 @@ import Synchronization
     package var mutations: (any MutationWrapping)? = nil
 }
 
+/// A value held by reference: its holder reads a field of it in place, without copying the rest.
+final class Held<Value: Sendable>: Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
 /// How a store's list reaches its store.
 package struct ListLink<Remote: Listable>: Sendable {
     let publish: @Sendable (ListResource<Remote>, [ItemNews<Remote.Item, Remote.Item.ID>]) -> Void
@@ -319,12 +325,11 @@ extension Resource: StoreMember {
 
 extension ListResource: StoreMember {
     package func hear(_ news: any Sendable) {
-        if let link {
-            link.hear(self, news)
-            link.afterNews?(self)
-        } else {
-            receive(storeNews: news)
-        }
+        // Through the held link: binding the link copied (and retained) every closure it holds, for each list
+        // that news reaches.
+        guard let heldLink else { return receive(storeNews: news) }
+        heldLink.value.hear(self, news)
+        heldLink.value.afterNews?(self)
     }
 
     func markStale(everything: Bool, where matches: (any Sendable) -> Bool) -> Bool {

@@ -165,23 +165,29 @@ public final class ResourceStore: Sendable {
                     resourceBatches[identifier, default: (member, [])].news.append(item.with(id: ()))
                 }
             }
-            return (registry.listsByItem[itemType] ?? [:]).compactMap { $0.key == origin ? nil : $0.value.object }
+            return registry.liveLists(of: itemType, besides: origin)
         }
+        // Boxed once, not once per list.
+        let boxed: any Sendable = news
         if let replaces {
-            // Each list takes only the news that may replace what it shows.
+            // Each list takes only the news that may replace what it shows: most often all of it, passed as it is,
+            // with no array made for the list.
             for list in lists {
-                let kept = news.filter { item in
+                func replacesShown(_ item: ItemNews<V, V.ID>) -> Bool {
                     list.known(AnyHashable(item.id)).map { replaces(item, $0.value) } ?? true
                 }
-                if !kept.isEmpty { list.hear(kept) }
+                if news.allSatisfy(replacesShown) {
+                    list.hear(boxed)
+                } else {
+                    let kept = news.filter(replacesShown)
+                    if !kept.isEmpty { list.hear(kept) }
+                }
             }
             for (member, batch) in resourceBatches.values { member.hear(batch) }
             emitNews(count: news.count, receivers: resourceBatches.count + lists.count, label: label, of: V.self)
             return
         }
         for (member, batch) in resourceBatches.values { member.hear(batch) }
-        // Boxed once, not once per list.
-        let boxed: any Sendable = news
         for list in lists { list.hear(boxed) }
         emitNews(count: news.count, receivers: resourceBatches.count + lists.count, label: label, of: V.self)
     }

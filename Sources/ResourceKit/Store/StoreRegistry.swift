@@ -56,10 +56,18 @@ protocol StoreMember: AnyObject, Sendable {
     func inspect() -> ObjectInspection
 }
 
-struct WeakMember {
+/// A live holder, held weakly: the store keeps no holder alive. A class, so that the registry's tables share one
+/// and reading a holder out of a table costs a retain: copying a weak reference costs two atomic operations on
+/// the holder's side table, for every holder that news reaches.
+final class WeakMember {
     weak var object: (any StoreMember)?
     /// The store's wipe generation when it was made: after a wipe, what it shows belongs to the wiped data.
-    var generation: UInt64 = 0
+    let generation: UInt64
+
+    init(object: any StoreMember, generation: UInt64) {
+        self.object = object
+        self.generation = generation
+    }
 }
 
 /// A store's object that was freed; its `deinit` queued this for the store to apply.
@@ -121,6 +129,17 @@ struct StoreRegistry {
                 if listsByItem[itemType]?.isEmpty == true { listsByItem[itemType] = nil }
             }
         }
+    }
+
+    /// The live lists of items of `itemType`, but `origin`.
+    func liveLists(of itemType: ObjectIdentifier, besides origin: ObjectIdentifier) -> [any StoreMember] {
+        guard let members = listsByItem[itemType] else { return [] }
+        var lists: [any StoreMember] = []
+        lists.reserveCapacity(members.count)
+        for (identifier, member) in members where identifier != origin {
+            if let list = member.object { lists.append(list) }
+        }
+        return lists
     }
 
     /// Whether news of `item` from the resource `origin` reaches anything: another resource of the item, a list
