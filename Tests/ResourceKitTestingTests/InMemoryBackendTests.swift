@@ -254,15 +254,8 @@ struct PocketBaseNote: Readable {
         var resource: Resource<RemoteNote>? = Resource<RemoteNote>(state: .idle)
         let recorder = try #require(resource).recordStates()
         try await recorder.waitForCount(1)
-        let registered = AsyncLatch()
         // With an hour's timeout, only the end of the stream can end these waits within the suite's limit.
-        let waiting = Task { () throws(WaitTimeout) -> [ResourceState<Note>] in
-            try await recorder.wait(timeout: .seconds(3600), for: "3 states") { states in
-                registered.open()  // the condition is first asked as the wait registers
-                return states.count >= 3
-            }
-        }
-        try await registered.wait()
+        let waiting = try await recorder.registeredWait(for: 3)
         resource = nil
         let error = await #expect(throws: WaitTimeout.self) { try await waiting.value }
         #expect(try #require(error).reason == .finished)

@@ -43,14 +43,7 @@ import Testing
         let resource = Resource<RemoteNote>(state: .idle)
         let recorder = resource.recordStates()
         try await recorder.waitForCount(1)
-        let registered = AsyncLatch()
-        let waiting = Task { () throws(WaitTimeout) -> [ResourceState<Note>] in
-            try await recorder.wait(timeout: .seconds(3600), for: "2 states") { states in
-                registered.open()  // the condition is first asked as the wait registers
-                return states.count >= 2
-            }
-        }
-        try await registered.wait()
+        let waiting = try await recorder.registeredWait(for: 2)
         waiting.cancel()
         let error = await #expect(throws: WaitTimeout.self) { try await waiting.value }
         #expect(
@@ -74,5 +67,21 @@ import Testing
             errors.map { ($0 as? WaitTimeout)?.awaited } == ["1 request(s)", "the clock's sleepers", "5 states"])
         #expect(errors.allSatisfy { ($0 as? WaitTimeout)?.reason == .timedOut })
         withExtendedLifetime(resource) {}
+    }
+}
+
+extension StateRecorder {
+    /// Starts an hour-long wait for `count` states, and returns it once it has registered: only what a test does
+    /// next (cancelling it, releasing the resource) can end it within a suite's time limit.
+    func registeredWait(for count: Int) async throws -> Task<[State], any Error> {
+        let registered = AsyncLatch()
+        let waiting = Task { () throws(WaitTimeout) -> [State] in
+            try await wait(timeout: .seconds(3600), for: "\(count) states") { states in
+                registered.open()  // the condition is first asked as the wait registers
+                return states.count >= count
+            }
+        }
+        try await registered.wait()
+        return waiting
     }
 }
