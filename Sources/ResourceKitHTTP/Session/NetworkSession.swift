@@ -23,19 +23,19 @@ public actor NetworkSession {
     /// sets one.
     public static let defaultUserAgent = "ResourceKit/\(libraryVersion)"
 
-    // The configuration's parts the request path reads, each held once at hand.
-    nonisolated let baseURLProvider: any BaseURLProviding
-    nonisolated let validationProvider: any ValidationProviding
-    nonisolated let transport: any HTTPTransport
-    nonisolated let defaultHeaders: HTTPHeaders
-    nonisolated let encoder: JSONEncoder
-    nonisolated let decoder: JSONDecoder
-    nonisolated let adapters: [any RequestAdapting]
-    nonisolated let credentialScope: CredentialScope
-    nonisolated let redirects: RedirectPolicy
-    nonisolated let retry: RetryPolicy
-    nonisolated let timeLimit: Duration?
-    nonisolated let redaction: LogRedaction
+    // The configuration's parts, under the names the request path reads them by.
+    nonisolated var baseURLProvider: any BaseURLProviding { configuration.baseURL }
+    nonisolated var validationProvider: any ValidationProviding { configuration.validation }
+    nonisolated var transport: any HTTPTransport { configuration.transport }
+    nonisolated var defaultHeaders: HTTPHeaders { configuration.defaultHeaders }
+    nonisolated var encoder: JSONEncoder { configuration.encoder }
+    nonisolated var decoder: JSONDecoder { configuration.decoder }
+    nonisolated var adapters: [any RequestAdapting] { configuration.adapters }
+    nonisolated var credentialScope: CredentialScope { configuration.credentialScope }
+    nonisolated var redirects: RedirectPolicy { configuration.redirects }
+    nonisolated var retry: RetryPolicy { configuration.retry }
+    nonisolated var timeLimit: Duration? { configuration.timeLimit }
+    nonisolated var redaction: LogRedaction { configuration.redaction }
     let authentication: (any AuthenticationHandling)?
     // `@usableFromInline`: the inlinable read path (Resource+CRUD.swift) reaches it, part of the API surface.
     @usableFromInline package nonisolated let timeline: Timeline
@@ -64,19 +64,8 @@ public actor NetworkSession {
     ///   it does and its default.
     public init(configuration: Configuration) {
         self.configuration = configuration
-        self.baseURLProvider = configuration.baseURL
-        self.validationProvider = configuration.validation
-        self.transport = configuration.transport
-        self.defaultHeaders = configuration.defaultHeaders
-        self.encoder = configuration.encoder
-        self.decoder = configuration.decoder
-        self.adapters = configuration.adapters
         // The silent logger takes nothing: no event is built for it.
         feed = DiagnosticsFeed(logger: configuration.logger is SilentLogger ? nil : configuration.logger)
-        self.credentialScope = configuration.credentialScope
-        self.redirects = configuration.redirects
-        self.retry = configuration.retry
-        self.timeLimit = configuration.timeLimit
         self.timeline = Timeline(configuration.clock)
         self.deadlines = DeadlineScheduler(timeline: timeline)
         self.inFlight = InFlightRequests(
@@ -87,7 +76,6 @@ public actor NetworkSession {
         self.fixedBase = URLBuilder.Base.fixed(for: configuration.baseURL)
         self.fixedHeaders = Self.fixedHeaderFields(
             defaults: configuration.defaultHeaders, carryCredentials: defaultHeadersCarryCredentials)
-        self.redaction = configuration.redaction
         self.authentication = configuration.authenticator.map { Self.flight(for: $0) }
     }
 
