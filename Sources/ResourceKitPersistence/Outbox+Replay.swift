@@ -166,7 +166,7 @@ extension Outbox {
             return Array(current.waiters.values)
         }
         for waiter in waiters { waiter.resume() }
-        Changes.raise()
+        observation.changed()
     }
 
     /// Whether an error on replay means "not now": the server unreachable, busy or failing (`408`, `429`, any

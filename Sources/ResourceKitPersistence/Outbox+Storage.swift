@@ -31,7 +31,7 @@ extension Outbox {
             // Made only for a reader: a list of every kept change.
             if !state.watchers.isEmpty { state.watchers.yield(state.records.map(\.change)) }
         }
-        Changes.raise()
+        observation.changed()
     }
 
     /// Runs a storage call on the outbox's queue, off the cooperative pool, and waits for it.

@@ -152,8 +152,14 @@ public final class Outbox: Sendable {
 
     func attach(_ store: ResourceStore) { state.withLock { $0.store = store } }
 
+    /// Tells Observation of changes to ``pending`` and to the replay's callers, for the package's tests.
+    let observation = ObservationPoint()
+
     /// The kept changes, in the order they will be sent.
-    public var pending: [PendingChange] { state.withLock { $0.records.map(\.change) } }
+    public var pending: [PendingChange] {
+        observation.track()
+        return state.withLock { $0.records.map(\.change) }
+    }
 
     /// The error of the last call to the storage, if it failed: reading the kept changes at launch, keeping a
     /// change (the call then throws the server's error instead of returning, or of throwing
@@ -166,7 +172,10 @@ public final class Outbox: Sendable {
     package var reportCounts: (conflicts: Int, failures: Int) { state.withLock { $0.reported } }
 
     /// How many callers of ``replay()`` wait for the replay running: for tests of the package.
-    package var replayCallerCount: Int { state.withLock { $0.replay?.waiters.count ?? 0 } }
+    package var replayCallerCount: Int {
+        observation.track()
+        return state.withLock { $0.replay?.waiters.count ?? 0 }
+    }
 
     /// A stream of ``pending``: the list now, then the list after each change is kept, lands, is refused or
     /// is cancelled. It keeps the newest list only, and ends when the reading task is cancelled.
@@ -209,7 +218,7 @@ public final class Outbox: Sendable {
                     return true
                 }
                 if !waits { continuation.resume() }
-                Changes.raise()
+                observation.changed()
             }
         } onCancel: {
             let (waiter, orphan) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Task<Void, Never>?) in
@@ -222,7 +231,7 @@ public final class Outbox: Sendable {
             }
             orphan?.cancel()
             waiter?.resume()
-            Changes.raise()
+            observation.changed()
         }
     }
 

@@ -146,7 +146,7 @@ extension Outbox {
     /// ``replay()`` after the change's call waits for it.
     func startReplay() {
         state.withLock { startRun(in: &$0) }
-        Changes.raise()
+        observation.changed()
     }
 
     /// Whether a holder made at the store's wipe `generation` may keep changes here: only one made since the

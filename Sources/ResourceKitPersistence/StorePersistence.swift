@@ -114,8 +114,14 @@ public final class StorePersistence: Sendable {
     /// values, still shown by live objects, are not written back.
     let generation = Atomic<UInt64>(0)
 
-    /// The number of wipes so far.
-    @usableFromInline package var currentGeneration: UInt64 { generation.load(ordering: .acquiring) }
+    /// Tells Observation that a wipe began, for the package's tests.
+    let observation = ObservationPoint()
+
+    /// The number of wipes so far; Observation hears when it moves.
+    @usableFromInline package var currentGeneration: UInt64 {
+        observation.track()
+        return generation.load(ordering: .acquiring)
+    }
 
     // MARK: For the store
 
@@ -138,7 +144,7 @@ public final class StorePersistence: Sendable {
             generation.add(1, ordering: .acquiringAndReleasing)
             queue.pending = [:]
         }
-        Changes.raise()
+        observation.changed()
         await flush()
         // On a thread of its own, as the writer's calls: removing every file blocks on the disk.
         let storage = storage

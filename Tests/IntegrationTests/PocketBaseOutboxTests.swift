@@ -2,6 +2,7 @@ import Foundation
 import ResourceKit
 import ResourceKitPersistence
 import ResourceKitPocketBase
+import ResourceKitTesting
 import Synchronization
 import Testing
 

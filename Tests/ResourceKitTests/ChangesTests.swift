@@ -1,9 +1,15 @@
 import Dispatch
+import Foundation
 import ResourceKit
 import ResourceKitTesting
 import Testing
 
-/// The signal the tests wait on instead of polling.
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The testing kit's `Changes`, which the tests wait on instead of polling: a raise from a test double, or a
+/// change the library publishes through Observation.
 @Suite struct ChangesTests {
     @Test func aWaitEndsWhenAWatchedValueChangesInAnotherTask() async throws {
         let value = Watched(0)
@@ -20,6 +26,68 @@ import Testing
         #expect(value.value == 3)
     }
 
+    /// Nothing here raises `Changes`: the transport is silent, so only Observation of the resource's
+    /// `waitingCallerCount` can end the wait.
+    @Test func aWaitEndsOnWhatTheLibraryPublishesThroughObservation() async throws {
+        let transport = SilentHeldTransport()
+        let resource = Resource<RemotePost>(session: makeTimelessSession(transport))
+        // Each wait has checked its condition once before what it waits for starts.
+        let checked = AsyncLatch()
+        let callers = Task {
+            try await waitUntil("3 callers", seen: { "\(resource.waitingCallerCount)" }) {
+                checked.open()
+                return resource.waitingCallerCount == 3
+            }
+        }
+        try await checked.wait()
+        let reads = (0..<3).map { _ in Task { try await resource.read("1") } }
+        try await callers.value
+        transport.release.open()
+        for read in reads { #expect(try await read.value == Post(id: "1", title: "Held")) }
+        #expect(transport.count == 1)
+        #expect(resource.waitingCallerCount == 0)
+        // And on a stream's registration and its end.
+        let registered = AsyncLatch()
+        let streams = Task {
+            try await waitUntil("a stream") {
+                registered.open()
+                return resource.observerCount == 1
+            }
+        }
+        try await registered.wait()
+        let consumer = Task { for await _ in resource.states {} }
+        try await streams.value
+        let unregistered = AsyncLatch()
+        let ended = Task {
+            try await waitUntil("no stream") {
+                unregistered.open()
+                return resource.observerCount == 0
+            }
+        }
+        try await unregistered.wait()
+        consumer.cancel()
+        try await ended.value
+        await consumer.value
+    }
+
+    /// The change comes between the condition's read and the moment Observation tracks it: the condition
+    /// itself registers a stream after reading `observerCount`. Only the check made once the tracking is
+    /// installed sees it; without that check the wait would hang to its timeout. (Run alone: in a parallel run,
+    /// another test's raise may wake the wait too.)
+    @Test func aChangeBetweenTheFirstReadAndTheTrackingIsNotMissed() async throws {
+        let resource = Resource<RemotePost>(state: .available(Post(id: "1", title: "Shown")))
+        let stream = Locked<AsyncStream<ResourceState<Post>>?>(nil)
+        try await waitUntil("a stream") {
+            let count = resource.observerCount
+            stream.withLock { stream in
+                if stream == nil { stream = resource.states }
+            }
+            return count == 1
+        }
+        #expect(resource.observerCount == 1)
+        #expect(stream.withLock { $0 } != nil)
+    }
+
     @Test func aWaitThatNeverSeesItsConditionFailsWithWhatItWaitedForAndSaw() async throws {
         let value = Watched(1)
         do {
@@ -28,7 +96,10 @@ import Testing
             }
             Issue.record("the wait returned")
         } catch {
-            #expect(error.description == "waited 0.05 seconds for the value is 2; saw 1")
+            #expect(
+                error
+                    == WaitTimeout(
+                        awaited: "the value is 2", reason: .timedOut, timeout: .milliseconds(50), seen: ["1"]))
         }
     }
 
@@ -37,7 +108,25 @@ import Testing
             try await Changes.wait("nothing", timeout: .seconds(3_600)) { false }
         }
         waiter.cancel()
-        await #expect(throws: ChangeTimeout.self) { try await waiter.value }
+        do {
+            try await waiter.value
+            Issue.record("the wait returned")
+        } catch let error as WaitTimeout {
+            #expect(error.reason == .cancelled)
+        }
+    }
+}
+
+/// A transport that holds every request until `release` opens, and raises nothing.
+private final class SilentHeldTransport: HTTPTransport {
+    let release = AsyncLatch()
+    private let received = Locked(0)
+    var count: Int { received.withLock { $0 } }
+
+    func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
+        received.withLock { $0 += 1 }
+        do { try await release.wait() } catch { throw .cancelled }
+        return HTTPResponse(statusCode: 200, headers: [:], body: Data(json(Post(id: "1", title: "Held")).utf8))
     }
 }
 

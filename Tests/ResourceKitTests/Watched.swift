@@ -1,7 +1,8 @@
 import ResourceKit
+import ResourceKitTesting
 
 /// State that a test or a test double changes while another task waits for it: a lock whose every change
-/// raises `Changes`, so that `waitUntil` re-checks its condition when something changed, and at no other time.
+/// raises `Changes` (the testing kit's), so that `waitUntil` re-checks its condition when something changed, and at no other time.
 final class Watched<Value>: Sendable {
     private let lock: Locked<Value>
 

@@ -31,8 +31,8 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
     // of `Resource` (see MachineHost.swift); that makes them part of the module's API surface.
     @usableFromInline let storage: Locked<HostStorage<ListMachine<Item, Remote.Pagination.PageKey>>>
     @usableFromInline let registrar = ObservationRegistrar()
-    /// Formed once per type (see `observedKeyPath(of:_:)`).
-    @usableFromInline let stateKeyPath: any KeyPath<ListResource, ListState<Item>> & Sendable
+    /// Formed once per type (see `observedKeyPaths(of:_:)`).
+    @usableFromInline let keyPaths: HostKeyPaths<ListResource, ListState<Item>>
     /// The store this list belongs to, if a store made it: held by reference, so that news reaching the list
     /// reads the one closure it needs instead of copying (and retaining) every closure of the link.
     let heldLink: Held<ListLink<Remote>>?
@@ -50,7 +50,9 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
         self.session = session
         self.request = request
         self.storage = Locked(HostStorage(ListMachine(state: state, firstPageKey: Remote.pagination.firstPageKey)))
-        stateKeyPath = observedKeyPath(of: ListResource.self) { \.listState }
+        keyPaths = observedKeyPaths(of: ListResource.self) {
+            HostKeyPaths(state: \.listState, callers: \.waitingCallerCount, observers: \.observerCount)
+        }
         self.heldLink = nil
     }
 
@@ -63,7 +65,9 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
                 ListMachine(
                     state: state, firstPageKey: Remote.pagination.firstPageKey, isShared: true,
                     timeline: Remote.itemsAreComplete ? session.timeline : nil)))
-        stateKeyPath = observedKeyPath(of: ListResource.self) { \.listState }
+        keyPaths = observedKeyPaths(of: ListResource.self) {
+            HostKeyPaths(state: \.listState, callers: \.waitingCallerCount, observers: \.observerCount)
+        }
         self.heldLink = Held(link)
     }
 
@@ -108,7 +112,8 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
         makeStateStream(buffering: buffering)
     }
 
-    /// How many `states` streams are registered.
+    /// How many `states` streams are registered. Observation tracks it, as it does the state: a view or a
+    /// test can wait for a stream to register or go away.
     public var observerCount: Int { registeredObserverCount }
 
     /// Whether the items shown came from the store's persistence (an earlier run), rather than from a page
@@ -127,6 +132,7 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
     }
 
     /// How many callers wait for operations in flight, a shared page counted once per caller.
+    /// Observation tracks it, as it does the state: a test can wait for callers to join a shared page.
     public var waitingCallerCount: Int { machineWaitingCallerCount }
 
     /// The state machine's whole state, for the package's tests to say why a schedule is stuck.

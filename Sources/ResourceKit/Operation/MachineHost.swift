@@ -42,12 +42,29 @@ public struct StateBuffering: Sendable, Hashable, CustomStringConvertible {
     associatedtype Watcher: TransitionWatcher where Watcher.Machine == Machine
     var storage: Locked<HostStorage<Machine>> { get }
     var registrar: ObservationRegistrar { get }
-    /// Made once per object: forming a key path on a generic class instantiates it at run time.
-    var stateKeyPath: any KeyPath<Self, Machine.State> & Sendable { get }
+    /// The key paths it names to Observation; formed once per type, since forming a key path on a generic
+    /// class instantiates it at run time.
+    var keyPaths: HostKeyPaths<Self, Machine.State> { get }
     /// Tells the store what the machine learnt about items; called outside the lock.
     func forward(_ news: Machine.News)
     /// The object's watcher; cheap to make, asked for once per transition.
     var watcher: Watcher { get }
+}
+
+/// What a host names to Observation: its state, its waiting callers and its `states` streams.
+@usableFromInline final class HostKeyPaths<Root, State>: Sendable {
+    @usableFromInline let state: any KeyPath<Root, State> & Sendable
+    @usableFromInline let callers: any KeyPath<Root, Int> & Sendable
+    @usableFromInline let observers: any KeyPath<Root, Int> & Sendable
+
+    @inlinable init(
+        state: any KeyPath<Root, State> & Sendable, callers: any KeyPath<Root, Int> & Sendable,
+        observers: any KeyPath<Root, Int> & Sendable
+    ) {
+        self.state = state
+        self.callers = callers
+        self.observers = observers
+    }
 }
 
 extension MachineHost {
@@ -55,7 +72,7 @@ extension MachineHost {
 
     /// The current state, registered with Observation.
     var observedState: Machine.State {
-        registrar.access(self, keyPath: stateKeyPath)
+        registrar.access(self, keyPath: keyPaths.state)
         return storage.withLock { $0.machine.state }
     }
 
@@ -69,25 +86,28 @@ extension MachineHost {
         // What the watcher hands on after the lock (a logger's copy of a state change: a logger may read this
         // object, and under its lock it would wait for itself).
         var handoff: Watcher.Handoff?
-        let (result, changed, woken, news) = storage.withLock {
-            storage -> (R, Bool, [StateReader<Machine.State>], Machine.News?) in
+        let (result, changed, callersChanged, woken, news) = storage.withLock {
+            storage -> (R, Bool, Bool, [StateReader<Machine.State>], Machine.News?) in
             let version = storage.machine.version
+            let callers = storage.machine.waitingCallerCount
             // What the watcher compares the new state with (a few bytes), when it listens.
             let mark = watching ? watcher.mark(storage.machine.state) : nil
             let result = event(&storage.machine)
             let news = storage.machine.takeNews()
-            guard storage.machine.version != version else { return (result, false, [], news) }
+            let callersChanged = storage.machine.waitingCallerCount != callers
+            guard storage.machine.version != version else { return (result, false, callersChanged, [], news) }
             // Under the lock, so the watcher records the object's transitions in their order.
             if let mark { handoff = watcher.changed(from: mark, to: storage.machine.state) }
-            guard let feed = storage.feed else { return (result, true, [], news) }
-            return (result, true, feed.publish(storage.machine.state), news)
+            guard let feed = storage.feed else { return (result, true, callersChanged, [], news) }
+            return (result, true, callersChanged, feed.publish(storage.machine.state), news)
         }
         if let handoff { watcher.handOff(handoff) }
-        if changed { registrar.withMutation(of: self, keyPath: stateKeyPath) {} }
+        // Told after the change, outside the lock: an observer that reads the object at once sees it.
+        if changed { registrar.withMutation(of: self, keyPath: keyPaths.state) {} }
+        if callersChanged { registrar.withMutation(of: self, keyPath: keyPaths.callers) {} }
         if let feed = woken.first?.feed { feed.wake(woken) }
         // The store hears of it after this object's own observers, and before the caller goes on.
         if let news { forward(news) }
-        Changes.raise()
         return result
     }
 
@@ -162,12 +182,12 @@ extension MachineHost {
             }
         }
         let reader = storage.withLock { storage in
-            let feed = storage.feed ?? StateFeed()
+            let feed = storage.feed ?? StateFeed(readersChanged: { [weak self] in self?.observersChanged() })
             storage.feed = feed
             // Under the object's lock: the stream starts at the current state, and every later change follows it.
             return feed.register(startingAt: storage.machine.state, everyChange: everyChange, current: current)
         }
-        Changes.raise()
+        observersChanged()
         // Cancelling the consumer unregisters the reader at once; dropping the stream frees it, which does too.
         return AsyncStream(unfolding: { await reader.next() }, onCancel: { reader.cancel() })
     }
@@ -175,16 +195,25 @@ extension MachineHost {
     /// The machine's whole state, for a test that needs to say why it is stuck.
     var describedMachine: String { storage.withLock { String(describing: $0.machine) } }
 
-    /// How many streams are registered.
-    var registeredObserverCount: Int { storage.withLock { $0.feed }?.readerCount ?? 0 }
+    /// How many streams are registered, registered with Observation.
+    var registeredObserverCount: Int {
+        registrar.access(self, keyPath: keyPaths.observers)
+        return storage.withLock { $0.feed }?.readerCount ?? 0
+    }
 
-    /// How many callers wait for operations in flight.
-    @usableFromInline var machineWaitingCallerCount: Int { storage.withLock { $0.machine.waitingCallerCount } }
+    /// A stream registered or unregistered: tells Observation, after the change.
+    @usableFromInline func observersChanged() { registrar.withMutation(of: self, keyPath: keyPaths.observers) {} }
 
-    /// Finishes every stream; called from `deinit`.
+    /// How many callers wait for operations in flight, registered with Observation.
+    var machineWaitingCallerCount: Int {
+        registrar.access(self, keyPath: keyPaths.callers)
+        return storage.withLock { $0.machine.waitingCallerCount }
+    }
+
+    /// Finishes every stream; called from `deinit`, so it tells Observation nothing: nobody can read the
+    /// object any more.
     func finishObservers() {
         let (feed, state) = storage.withLock { ($0.feed, $0.machine.state) }
         feed?.finish(at: state)
-        Changes.raise()
     }
 }

@@ -30,8 +30,10 @@
     }
 
     @usableFromInline let contents = Locked(Contents())
+    /// Called after a stream unregisters, outside the lock: the object tells Observation its `observerCount`.
+    @usableFromInline let readersChanged: @Sendable () -> Void
 
-    @inlinable init() {}
+    @inlinable init(readersChanged: @escaping @Sendable () -> Void) { self.readersChanged = readersChanged }
 
     /// Registers a stream that starts at `state`, the object's current state; called under the object's lock,
     /// so no change comes between the two.
@@ -116,15 +118,16 @@
 
     /// A stream is gone: the states it had not read no longer wait for it.
     func unregister(_ reader: StateReader<State>) {
-        contents.withLock { contents in contents.unregister(reader) }
-        Changes.raise()
+        let unregistered = contents.withLock { contents in contents.unregister(reader) }
+        if unregistered { readersChanged() }
     }
 }
 
 extension StateFeed.Contents {
     /// A stream was cancelled or is gone, once: the states it had not read no longer wait for it.
-    @usableFromInline mutating func unregister(_ reader: StateReader<State>) {
-        guard !reader.isUnregistered else { return }
+    /// - Returns: Whether it was registered until now.
+    @usableFromInline @discardableResult mutating func unregister(_ reader: StateReader<State>) -> Bool {
+        guard !reader.isUnregistered else { return false }
         reader.isUnregistered = true
         readers -= 1
         if reader.readsLog {
@@ -138,6 +141,7 @@ extension StateFeed.Contents {
             if logReaders == 0 { tail = nil }
         }
         reader.first = nil
+        return true
     }
 }
 
@@ -246,9 +250,10 @@ extension StateFeed.Contents {
 
     /// The consumer's task was cancelled: the stream ends and unregisters, a parked `next()` at once.
     @inlinable func cancel() {
-        let parked = feed.contents.withLock { contents -> UnsafeContinuation<Step, Never>? in
-            contents.unregister(self)
-            guard let parked = continuation.take() else { return nil }
+        let (parked, unregistered) = feed.contents.withLock {
+            contents -> (UnsafeContinuation<Step, Never>?, Bool) in
+            let unregistered = contents.unregister(self)
+            guard let parked = continuation.take() else { return (nil, unregistered) }
             // Still among the waiters (not yet taken by a change): out of them, in O(1).
             if index >= 0, index < contents.waiters.count, contents.waiters[index] === self {
                 let last = contents.waiters.removeLast()
@@ -258,10 +263,10 @@ extension StateFeed.Contents {
                 }
             }
             index = -1
-            return parked
+            return (parked, unregistered)
         }
         parked?.resume(returning: .end)
-        Changes.raise()
+        if unregistered { feed.readersChanged() }
     }
 
     /// Parks `continuation` until the next change; under the feed's lock.

@@ -26,8 +26,8 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
     // module's API surface.
     @usableFromInline let storage: Locked<HostStorage<ResourceMachine<Value>>>
     @usableFromInline let registrar = ObservationRegistrar()
-    /// Formed once per type (see `observedKeyPath(of:_:)`).
-    @usableFromInline let stateKeyPath: any KeyPath<Resource, ResourceState<Value>> & Sendable
+    /// Formed once per type (see `observedKeyPaths(of:_:)`).
+    @usableFromInline let keyPaths: HostKeyPaths<Resource, ResourceState<Value>>
     /// The store this resource belongs to, if a store made it.
     @usableFromInline let link: ResourceLink<Remote>?
     /// Made by the first diagnostic event about the object.
@@ -45,13 +45,17 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
         self.session = session
         self.storage = Locked(HostStorage(ResourceMachine(state: state, timeline: session.timeline)))
         self.link = nil
-        stateKeyPath = observedKeyPath(of: Resource.self) { \.state }
+        keyPaths = observedKeyPaths(of: Resource.self) {
+            HostKeyPaths(state: \.state, callers: \.waitingCallerCount, observers: \.observerCount)
+        }
     }
 
     init(session: NetworkSession, machine: ResourceMachine<Value>, link: ResourceLink<Remote>) {
         self.session = session
         self.storage = Locked(HostStorage(machine))
-        stateKeyPath = observedKeyPath(of: Resource.self) { \.state }
+        keyPaths = observedKeyPaths(of: Resource.self) {
+            HostKeyPaths(state: \.state, callers: \.waitingCallerCount, observers: \.observerCount)
+        }
         self.link = link
     }
 
@@ -93,7 +97,8 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
         makeStateStream(buffering: buffering)
     }
 
-    /// How many `states` streams are registered.
+    /// How many `states` streams are registered. Observation tracks it, as it does the state: a view or a
+    /// test can wait for a stream to register or go away.
     public var observerCount: Int { registeredObserverCount }
 
     /// Whether the value shown came from the store's persistence (`StorePersistence`) when the resource was
@@ -113,6 +118,7 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
     }
 
     /// How many callers are waiting for operations in flight, shared reads counted once per caller.
+    /// Observation tracks it, as it does the state: a test can wait for callers to join.
     public var waitingCallerCount: Int { machineWaitingCallerCount }
 
     /// The state machine's whole state, for the package's tests to say why a schedule is stuck.

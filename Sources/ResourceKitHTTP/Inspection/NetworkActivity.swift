@@ -134,7 +134,6 @@ public final class NetworkActivity: Sendable, Observable {
             registrar.withMutation(of: self, keyPath: \.requestsInFlight) {}
         }
         if old.isBusy != new.isBusy { registrar.withMutation(of: self, keyPath: \.isBusy) {} }
-        Changes.raise()
     }
 }
 

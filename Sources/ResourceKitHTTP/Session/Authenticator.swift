@@ -112,7 +112,7 @@ protocol AuthenticationHandling: Sendable {
     func isFailure(_ response: HTTPResponse) -> Bool
     /// Makes sure a credential newer than `used` exists: refreshes once for all callers that used it.
     func recover(from used: any Sendable) async throws(NetworkError)
-    /// How many callers wait on a refresh now (for the package's tests, which wait on `Changes` for it).
+    /// How many callers wait on a refresh now; Observation hears when it changes (for the package's tests).
     var waiting: Int { get }
 }
 
@@ -141,7 +141,13 @@ final class AuthenticationFlight<Wrapped: Authenticator>: AuthenticationHandling
 
     func isFailure(_ response: HTTPResponse) -> Bool { authenticator.isAuthenticationFailure(response) }
 
-    var waiting: Int { state.withLock { $0.waiting } }
+    /// Published through Observation, for the package's tests.
+    private let observation = ObservationPoint()
+
+    var waiting: Int {
+        observation.track()
+        return state.withLock { $0.waiting }
+    }
 
     func recover(from used: any Sendable) async throws(NetworkError) {
         guard let used = used as? Credential else { return }
@@ -178,7 +184,7 @@ final class AuthenticationFlight<Wrapped: Authenticator>: AuthenticationHandling
     private func wait(for task: Task<Result<Credential, NetworkError>, Never>) async throws(NetworkError) {
         // The refresh runs in a task of its own: one waiter's cancellation does not cancel it for the others.
         state.withLock { $0.waiting += 1 }
-        Changes.raise()
+        observation.changed()
         let result = await task.value
         state.withLock { state in
             state.waiting -= 1
@@ -187,6 +193,7 @@ final class AuthenticationFlight<Wrapped: Authenticator>: AuthenticationHandling
                 if case .success(let new) = result { state.lastRefresh = (refreshing.from, new) }
             }
         }
+        observation.changed()
         if case .failure(let error) = result { throw .authenticationFailed(error.underlyingAuthenticationError) }
         if Task.isCancelled { throw .cancelled }
     }

@@ -146,7 +146,8 @@ public actor NetworkSession {
         self.init(configuration: configuration)
     }
 
-    /// How many requests wait on a credential refresh now; the package's tests wait on `Changes` for it.
+    /// How many requests wait on a credential refresh now; Observation hears when it changes, for the package's
+    /// tests.
     package nonisolated var authenticationWaiters: Int { authentication?.waiting ?? 0 }
 
     private static func flight<A: Authenticator>(for authenticator: A) -> any AuthenticationHandling {

@@ -12,6 +12,8 @@ final class BodyReader: Sendable {
 /// The chunks between a transport and the reader of a body.
 final class BodyChannel: Sendable {
     private struct State {
+        /// Made by the first read of ``hasWaitingReader``: a body nobody asks that of allocates nothing for it.
+        var observation: ObservationPoint?
         var chunks: [Data] = []
         var first = 0
         var buffered = 0
@@ -38,8 +40,16 @@ final class BodyChannel: Sendable {
         self.spills = spills
     }
 
-    /// Whether a reader waits for the next chunk.
-    var hasWaitingReader: Bool { state.withLock { $0.reader != nil } }
+    /// Whether a reader waits for the next chunk. Observation hears when a reader starts to wait (not when it
+    /// is answered), so that a test can wait for it.
+    var hasWaitingReader: Bool {
+        let (observation, waits) = state.withLock { state in
+            if state.observation == nil { state.observation = ObservationPoint() }
+            return (state.observation, state.reader != nil)
+        }
+        observation?.track()
+        return waits
+    }
 
     /// Adds a chunk whatever the buffer holds; `false` once the body is over for the writer.
     func offer(_ chunk: Data) -> Bool {
@@ -144,6 +154,8 @@ final class BodyChannel: Sendable {
     func next() async throws(NetworkError) -> Data? {
         let result: Result<Data?, NetworkError> = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Data?, NetworkError>, Never>) in
+                // Set when the reader parks while something tracks ``hasWaitingReader``.
+                var observation: ObservationPoint?
                 let (now, writer, stop) = state.withLock {
                     state -> (
                         Result<Data?, NetworkError>?, CheckedContinuation<Result<Void, NetworkError>, Never>?,
@@ -165,11 +177,12 @@ final class BodyChannel: Sendable {
                     if let end = state.end { return (end.map { .failure($0) } ?? .success(nil), nil, nil) }
                     if Task.isCancelled { return (.failure(.cancelled), nil, nil) }
                     state.reader = continuation
+                    observation = state.observation
                     return (nil, state.writer.take(), nil)
                 }
                 writer?.resume(returning: .success(()))
                 stop?()
-                if let now { continuation.resume(returning: now) } else { Changes.raise() }
+                if let now { continuation.resume(returning: now) } else { observation?.changed() }
             }
         } onCancel: {
             terminate(with: .cancelled)
