@@ -31,15 +31,7 @@ import Testing
     @Test func aWaitEndsOnWhatTheLibraryPublishesThroughObservation() async throws {
         let transport = SilentHeldTransport()
         let resource = Resource<RemotePost>(session: makeTimelessSession(transport))
-        // Each wait has checked its condition once before what it waits for starts.
-        let checked = AsyncLatch()
-        let callers = Task {
-            try await waitUntil("3 callers", seen: { "\(resource.waitingCallerCount)" }) {
-                checked.open()
-                return resource.waitingCallerCount == 3
-            }
-        }
-        try await checked.wait()
+        let callers = try await waitStarted("3 callers") { resource.waitingCallerCount == 3 }
         let reads = (0..<3).map { _ in Task { try await resource.read("1") } }
         try await callers.value
         transport.release.open()
@@ -47,24 +39,10 @@ import Testing
         #expect(transport.count == 1)
         #expect(resource.waitingCallerCount == 0)
         // And on a stream's registration and its end.
-        let registered = AsyncLatch()
-        let streams = Task {
-            try await waitUntil("a stream") {
-                registered.open()
-                return resource.observerCount == 1
-            }
-        }
-        try await registered.wait()
+        let streams = try await waitStarted("a stream") { resource.observerCount == 1 }
         let consumer = Task { for await _ in resource.states {} }
         try await streams.value
-        let unregistered = AsyncLatch()
-        let ended = Task {
-            try await waitUntil("no stream") {
-                unregistered.open()
-                return resource.observerCount == 0
-            }
-        }
-        try await unregistered.wait()
+        let ended = try await waitStarted("no stream") { resource.observerCount == 0 }
         consumer.cancel()
         try await ended.value
         await consumer.value
@@ -115,6 +93,22 @@ import Testing
             #expect(error.reason == .cancelled)
         }
     }
+}
+
+/// A `waitUntil` in a task of its own, returned once it has checked its condition the first time: what it waits
+/// for starts after that.
+private func waitStarted(
+    _ description: String, _ condition: @escaping @Sendable () -> Bool
+) async throws -> Task<Void, any Error> {
+    let checked = AsyncLatch()
+    let wait = Task {
+        try await waitUntil(description) {
+            checked.open()
+            return condition()
+        }
+    }
+    try await checked.wait()
+    return wait
 }
 
 /// A transport that holds every request until `release` opens, and raises nothing.
