@@ -4,31 +4,53 @@ import ResourceKit
 import ResourceKitTesting
 import Testing
 
-/// Tracks what `read` reads once; the latch opens at the first change Observation reports.
-private func firstChange(of read: () -> Int) -> AsyncLatch {
+/// What Observation reported of one tracking of `read`: the latch opens at the first change, and `heard` is
+/// what `read` returned when called from the report itself.
+private struct FirstChange: Sendable {
     let latch = AsyncLatch()
-    _ = withObservationTracking(read, onChange: { latch.open() })
-    return latch
+    let heard = Locked<Int?>(nil)
+
+    init(of read: @escaping @Sendable () -> Int) {
+        let (latch, heard) = (latch, heard)
+        _ = withObservationTracking(read) {
+            heard.withLock { $0 = read() }
+            latch.open()
+        }
+    }
+
+    /// Waits for the report; returns what was read in it.
+    func wait() async throws -> Int? {
+        try await latch.wait()
+        return heard.withLock { $0 }
+    }
+
+    var isOpen: Bool { latch.isOpen }
 }
+
+private func firstChange(of read: @escaping @Sendable () -> Int) -> FirstChange { FirstChange(of: read) }
 
 /// `waitingCallerCount` and `observerCount` are tracked by Observation, as the state is, and apart from it.
 @Suite(.timeLimit(.minutes(1))) struct ObservedCountsTests {
     @Test func aListsWaitingCallersAreTrackedAsTheyJoinAndAreAnswered() async throws {
         let transport = ControlledTransport()
         let list = ListResource<RemotePagedItems>(session: makeTimelessSession(transport), request: ())
+        // Each report comes once the change is made: the count read in it is the new one.
         let first = firstChange { list.waitingCallerCount }
         let load = Task { try await list.loadFirstPage() }
-        try await first.wait()
-        #expect(list.waitingCallerCount == 1)
+        #expect(try await first.wait() == 1)
         let second = firstChange { list.waitingCallerCount }
+        let shown = firstChange {
+            _ = list.listState
+            return 0
+        }
         let joining = Task { try await list.loadFirstPage() }
-        try await second.wait()
-        #expect(list.waitingCallerCount == 2)
+        #expect(try await second.wait() == 2)
+        // The second caller joined the page in flight: the state did not change, and its observers heard nothing.
+        #expect(!shown.isOpen)
         try await transport.waitForRequests(1)
         let answered = firstChange { list.waitingCallerCount }
         transport.answer(0, .success(HTTPResponse(statusCode: 200, headers: [:], body: envelope(items(0..<10)))))
-        try await answered.wait()
-        #expect(list.waitingCallerCount == 0)
+        #expect(try await answered.wait() == 0)
         _ = try await load.value
         _ = try await joining.value
         #expect(transport.requestCount == 1)
