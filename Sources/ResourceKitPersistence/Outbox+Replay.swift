@@ -3,6 +3,74 @@ import ResourceKit
 
 /// Sending the kept changes: one replay at a time, in order, and what each answer does.
 extension Outbox {
+    /// Sends the kept changes, in order, until none is left, the server is unreachable again, or no caller waits
+    /// any more; see ``Outbox`` for what each answer does. It never throws: read ``pending``, ``failures()``
+    /// and ``lastError`` afterwards. A call while a replay runs waits for it (which also sends the changes kept
+    /// meanwhile). A caller whose task is cancelled returns at once; the replay goes on for the others, and
+    /// stops (after the change being sent, if any) when the last caller waiting is cancelled. Changes of types
+    /// not in the store's `queueWhenOffline` in this run are neither sent nor shown: they wait for a run that gives
+    /// them.
+    public func replay() async {
+        let caller = state.withLock { state -> UInt64 in
+            state.nextReplay &+= 1
+            return state.nextReplay
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let waits = state.withLock { state -> Bool in
+                    // Cancelled before it waited: nothing to start or join.
+                    guard !Task.isCancelled else { return false }
+                    startRun(in: &state)
+                    state.replay?.waiters[caller] = continuation
+                    return true
+                }
+                if !waits { continuation.resume() }
+                observation.changed()
+            }
+        } onCancel: {
+            let (waiter, orphan) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Task<Void, Never>?) in
+                guard let waiter = state.replay?.waiters.removeValue(forKey: caller) else { return (nil, nil) }
+                guard state.replay?.waiters.isEmpty == true else { return (waiter, nil) }
+                // Nobody waits any more: the run stops, and a later call starts a new one once it has.
+                let orphan = state.replay?.task
+                state.replay = nil
+                return (waiter, orphan)
+            }
+            orphan?.cancel()
+            waiter?.resume()
+            observation.changed()
+        }
+    }
+
+    /// Starts a replay run unless one runs: after the last one, so that two never send at once.
+    func startRun(in state: inout State) {
+        guard state.replay == nil else { return }
+        state.nextReplay &+= 1
+        let run = state.nextReplay
+        let previous = state.lastReplay
+        let task = Task {
+            await previous?.value
+            await self.runReplay(run)
+        }
+        state.replay = ReplayRun(id: run, task: task)
+        state.lastReplay = task
+    }
+
+    /// Replays now, then each time `signal` yields (the network came back, the app became active, a live
+    /// source reconnected), until it ends or the task is cancelled: run it in a task of its own.
+    /// - Parameter signal: When to replay.
+    public func replay<Signal: AsyncSequence & Sendable>(whenever signal: Signal) async {
+        await replay()
+        do {
+            for try await _ in signal {
+                if Task.isCancelled { return }
+                await replay()
+            }
+        } catch {
+            return
+        }
+    }
+
     /// Runs replay `run`: its callers are answered when it ends.
     func runReplay(_ run: UInt64) async {
         var attempted: Set<String> = []
