@@ -299,7 +299,7 @@ extension Outbox {
         // The server's answer first, then the layer goes: no holder shows the value from before in between. The
         // change is marked ended before the answer leaves, so that a list drops its layer in the same change of
         // state as it takes the answer (a create's placeholder and its answer are never both shown).
-        let placeholder = state.withLock { $0.shown[record.id]?.token }
+        let placeholder = state.withLock { $0.shown[record.id]?.mark }
         placeholder?.end()
         lane.land(
             record, answer: answer, validators: landed?.base?.validators, placeholder: placeholder, in: store)

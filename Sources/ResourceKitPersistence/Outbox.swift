@@ -101,9 +101,9 @@ public final class Outbox: Sendable {
     struct Shown {
         var lane: any OutboxLane
         var item: StoreKey
-        var token: LayerToken
-        /// `ItemNews<Value, Value.ID>`: the layer, for holders made later.
-        var news: any Sendable
+        var mark: ChangeMark
+        /// `ShownChange<Value>`: what holders show, for holders made later too.
+        var change: any Sendable
     }
 
     let state: Locked<State>
@@ -273,15 +273,14 @@ public final class Outbox: Sendable {
         }
     }
 
-    /// The layers of the kept changes of `item` (for a resource made now), or of every item of `itemType`
-    /// (`item` `nil`, for a list), oldest first: `[ItemNews<Value, Value.ID>]`, boxed.
-    func layers(ofType itemType: ObjectIdentifier, item: StoreKey?) -> [any Sendable] {
+    /// What the kept changes of `item` (for a resource made now), or of every item of `itemType` (`item` `nil`,
+    /// for a list) show, oldest first: `[ShownChange<Value>]`, boxed.
+    func shownChanges(ofType itemType: ObjectIdentifier, item: StoreKey?) -> [any Sendable] {
         state.withLock { state in
             state.records.compactMap { record in
-                guard let shown = state.shown[record.id], shown.item.type == itemType,
-                    item == nil || shown.item == item, !shown.token.hasEnded
+                guard let shown = state.shown[record.id], shown.item.type == itemType, item == nil || shown.item == item
                 else { return nil }
-                return shown.news
+                return shown.change
             }
         }
     }

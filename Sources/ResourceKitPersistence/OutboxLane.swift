@@ -11,10 +11,12 @@ protocol OutboxLane: Sendable {
     func encode(id: AnyHashable, value: (any Sendable)?) -> (item: Data, value: Data?)?
     /// The store's key of a stored change's item.
     func itemKey(of record: OutboxRecord) -> StoreKey?
-    /// The layer a stored change shows over its item, or `nil` when it shows nothing.
-    func layer(of record: OutboxRecord, token: LayerToken) -> (item: StoreKey, news: any Sendable)?
-    func publish(_ layer: any Sendable, in store: ResourceStore)
-    func unlayer(_ layer: any Sendable, in store: ResourceStore)
+    /// What a stored change shows over its item (`ShownChange<Value>`, boxed), or `nil` when it shows nothing.
+    func shownChange(of record: OutboxRecord, mark: ChangeMark) -> (item: StoreKey, change: any Sendable)?
+    /// Shows a change `shownChange(of:mark:)` made in every holder of its item.
+    func show(_ change: any Sendable, in store: ResourceStore)
+    /// Withdraws a change `show(_:in:)` showed.
+    func withdraw(_ change: any Sendable, in store: ResourceStore)
     /// How the type's replayed changes find a conflict.
     var detection: ConflictDetection { get }
     /// Whether the type's changes sent online carry the preconditions of their base too.
@@ -41,7 +43,7 @@ protocol OutboxLane: Sendable {
     /// Shows what the server answered to a change in every holder, with the validators its answer gave;
     /// `placeholder` is the change's layer.
     func land(
-        _ record: OutboxRecord, answer: any Sendable, validators: Validators?, placeholder: LayerToken?,
+        _ record: OutboxRecord, answer: any Sendable, validators: Validators?, placeholder: ChangeMark?,
         in store: ResourceStore)
     /// Marks a change's item stale, and reads it again where it is observed.
     func refresh(_ record: OutboxRecord, in store: ResourceStore) async
@@ -49,7 +51,6 @@ protocol OutboxLane: Sendable {
 
 /// The lane of a type whose items are `Item`: how its changes are encoded, shown, sent and landed.
 struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where Item.ID: Codable & Sendable {
-    typealias News = ItemNews<Item, Item.ID>
     typealias Sender<Answer> = @Sendable (Endpoint, NetworkSession) async throws(NetworkError) -> (Answer, HTTPHeaders)
     typealias Reader = @Sendable (Item.ID, NetworkSession) async throws(NetworkError) -> (Item, HTTPHeaders)
 
@@ -63,7 +64,7 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
     var create: Sender<Item>? = nil
     /// Shows a landed change in every holder, as a push of the type would be; a create's answer takes the
     /// place of the placeholder named.
-    let apply: @Sendable (ResourceStore, LiveChange<Item>, LayerToken?, Validators?) -> Void
+    let apply: @Sendable (ResourceStore, LiveChange<Item>, ChangeMark?, Validators?) -> Void
     /// The item's version (`RemoteResource.version(of:)`).
     let version: @Sendable (Item) -> ItemVersion?
     /// Reads the item, where the type is `Readable` by its items' ids.
@@ -186,32 +187,30 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
         return id(of: record).map { StoreKey(type: ObjectIdentifier(Item.self), id: AnyHashable($0)) }
     }
 
-    func layer(of record: OutboxRecord, token: LayerToken) -> (item: StoreKey, news: any Sendable)? {
+    func shownChange(of record: OutboxRecord, mark: ChangeMark) -> (item: StoreKey, change: any Sendable)? {
         // A create shows its optimistic item, if it was given one, where each list places created items.
         guard let id = id(of: record) else { return nil }
-        let fact: ItemFact<Item>
-        if record.isDeletion {
-            fact = .removed
-        } else {
-            guard let data = record.value, let value = try? JSONDecoder().decode(Item.self, from: data) else {
+        var value: Item?
+        if !record.isDeletion {
+            guard let data = record.value, let decoded = try? JSONDecoder().decode(Item.self, from: data) else {
                 return nil
             }
-            fact = .value(value)
+            value = decoded
         }
         return (
             StoreKey(type: ObjectIdentifier(Item.self), id: AnyHashable(id)),
-            News.layer(id, token: token, fact, created: record.isCreation)
+            ShownChange(id: id, value: value, isCreation: record.isCreation, mark: mark)
         )
     }
 
-    func publish(_ layer: any Sendable, in store: ResourceStore) {
-        guard let news = layer as? News else { return }
-        store.publish([news], from: remoteType)
+    func show(_ change: any Sendable, in store: ResourceStore) {
+        guard let change = change as? ShownChange<Item> else { return }
+        store.show(change)
     }
 
-    func unlayer(_ layer: any Sendable, in store: ResourceStore) {
-        guard let news = layer as? News, let token = news.token else { return }
-        store.publish([News.unlayer(news.id, token: token)], from: remoteType)
+    func withdraw(_ change: any Sendable, in store: ResourceStore) {
+        guard let change = change as? ShownChange<Item> else { return }
+        store.withdraw(change)
     }
 
     /// Encodes values to compare them as bytes: keys sorted (`JSONEncoder` orders them by hash otherwise).
@@ -354,7 +353,7 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
     }
 
     func land(
-        _ record: OutboxRecord, answer: any Sendable, validators: Validators?, placeholder: LayerToken?,
+        _ record: OutboxRecord, answer: any Sendable, validators: Validators?, placeholder: ChangeMark?,
         in store: ResourceStore
     ) {
         guard let answer = answer as? Item? else { return }

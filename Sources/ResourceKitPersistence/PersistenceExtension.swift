@@ -55,7 +55,7 @@ final class PersistenceExtension: StoreExtension {
         _ link: inout ResourceLink<Remote>, id: Remote.Value.ID, item: StoreKey, born: UInt64, store: ResourceStore
     ) where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID {
         if let hooks = PersistenceHooks<Remote.Value>(Remote.self, id: id) {
-            link.afterNews = ResourceStore.persister(hooks, persistence)
+            link.afterChange = ResourceStore.persister(hooks, persistence)
         }
         if let outbox {
             link.mutations = OutboxLink(
@@ -63,14 +63,11 @@ final class PersistenceExtension: StoreExtension {
         }
     }
 
-    func made<Remote: Readable>(_ resource: Resource<Remote>, item: StoreKey)
-    where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID {
-        // The changes the outbox keeps of the item show in a resource made now too.
-        guard let outbox else { return }
-        let layers = outbox.layers(ofType: item.type, item: item).compactMap {
-            ($0 as? ItemNews<Remote.Value, Remote.Value.ID>)?.with(id: ())
-        }
-        if !layers.isEmpty { resource.hear(layers) }
+    func shownChanges<Item: Identifiable & Sendable>(of type: Item.Type, item: StoreKey?) -> [ShownChange<Item>]
+    where Item.ID: Sendable {
+        // The changes the outbox keeps show in a holder made now too.
+        outbox?.shownChanges(ofType: ObjectIdentifier(Item.self), item: item).compactMap { $0 as? ShownChange<Item> }
+            ?? []
     }
 
     func restoredItems<Remote: Listable>(of type: Remote.Type, request: String, store: ResourceStore)
@@ -92,15 +89,6 @@ final class PersistenceExtension: StoreExtension {
                 outbox: outbox, remoteType: ObjectIdentifier(Remote.self), generation: born,
                 item: StoreKey(type: ObjectIdentifier(Remote.Item.self), id: 0))
         }
-    }
-
-    func made<Remote: Listable>(_ list: ListResource<Remote>) {
-        // The changes the outbox keeps of the type's items show in a list made now too.
-        guard let outbox else { return }
-        let layers = outbox.layers(ofType: ObjectIdentifier(Remote.Item.self), item: nil).compactMap {
-            $0 as? ItemNews<Remote.Item, Remote.Item.ID>
-        }
-        if !layers.isEmpty { list.hear(layers) }
     }
 
     func pushed<Remote: RemoteResource>(_ type: Remote.Type, id: some Hashable & Sendable, isHeld: Bool) {

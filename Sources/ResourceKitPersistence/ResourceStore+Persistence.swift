@@ -26,22 +26,21 @@ extension StorePersistence {
 }
 
 extension ResourceStore {
-    /// What queues a resource's value for persistence after news of its item: the value shown, with its
-    /// validators and the wall-clock time it was loaded, or a removal once the item is gone.
+    /// What queues a resource's value for persistence after the server's value of its item changed: the value
+    /// shown, with its validators and the wall-clock time it was loaded, or a removal once the item is gone.
     ///
     /// On the caller's path it only marks the resource dirty, once per write: the writer takes the value
     /// the resource shows when it writes (so a value that changes many times before then is written once).
     /// The queued write holds the resource until then, so that a value is not lost when its resource is freed.
     static func persister<Remote: Readable>(
         _ hooks: PersistenceHooks<Remote.Value>, _ persistence: StorePersistence
-    ) -> @Sendable (Resource<Remote>, [ResourceNews<Remote.Value>]) -> Void {
+    ) -> @Sendable (Resource<Remote>, _ removed: Bool) -> Void {
         let dirty = DirtyFlag()
         let generation = persistence.currentGeneration
-        return { resource, news in
-            guard let fact = news.last(where: { $0.kind == .fact }) else { return }
+        return { resource, removed in
             // Made before a wipe: what it shows belongs to the wiped data.
             guard persistence.currentGeneration == generation else { return }
-            guard fact.value != nil else {
+            guard !removed else {
                 dirty.clear()
                 persistence.remove(hooks.key)
                 return

@@ -1,11 +1,11 @@
 public import Synchronization
 
-// `@inlinable` over `@usableFromInline package internal` declarations, so that a client specializes the read path
+// `@inlinable` over `@usableFromInline internal` declarations, so that a client specializes the read path
 // for its own types (unspecialized, it spends its time in generic metadata lookups): this makes them part
 // of the module's API surface, and a change to them a change clients compile against.
 
 /// What an item is now, as one resource or list learnt it.
-@usableFromInline package enum ItemFact<Item: Sendable>: Sendable {
+@usableFromInline enum ItemFact<Item: Sendable>: Sendable {
     case value(Item)
     case removed
 }
@@ -18,13 +18,13 @@ public import Synchronization
 ///
 /// Flat fields rather than an enum with payloads: news is read in generic code on every holder, where each
 /// tuple payload would cost a run-time metadata lookup.
-@usableFromInline package struct ItemNews<Item: Sendable, ID: Sendable>: Sendable {
-    @usableFromInline package var id: ID
-    @usableFromInline package var kind: ItemNewsKind
-    @usableFromInline package var value: Item?
+@usableFromInline struct ItemNews<Item: Sendable, ID: Sendable>: Sendable {
+    @usableFromInline var id: ID
+    @usableFromInline var kind: ItemNewsKind
+    @usableFromInline var value: Item?
     @usableFromInline var rank: UInt64 = 0
     @usableFromInline var created = false
-    @usableFromInline package var token: LayerToken?
+    @usableFromInline var token: LayerToken?
     /// For a fact: the validators the server's answer gave this value (`ETag`, `Last-Modified`), when it gave
     /// any. The store keeps them as what it knows of the item's version (see `KnownVersions`); a fact without
     /// them leaves what is known as it is.
@@ -51,13 +51,13 @@ public import Synchronization
 
     /// An optimistic change; `created` when it shows an item a create will make (lists place it as they
     /// place created items).
-    @inlinable package static func layer(_ id: ID, token: LayerToken, _ fact: ItemFact<Item>, created: Bool = false)
+    @inlinable static func layer(_ id: ID, token: LayerToken, _ fact: ItemFact<Item>, created: Bool = false)
         -> ItemNews
     {
         ItemNews(id: id, kind: .layer, value: fact.value, created: created, token: token)
     }
 
-    @inlinable package static func unlayer(_ id: ID, token: LayerToken) -> ItemNews {
+    @inlinable static func unlayer(_ id: ID, token: LayerToken) -> ItemNews {
         ItemNews(id: id, kind: .unlayer, token: token)
     }
 
@@ -65,14 +65,14 @@ public import Synchronization
     @inlinable var fact: ItemFact<Item> { value.map { .value($0) } ?? .removed }
 
     /// The same news about another id type.
-    @inlinable package func with<Other: Sendable>(id other: Other) -> ItemNews<Item, Other> {
+    @inlinable func with<Other: Sendable>(id other: Other) -> ItemNews<Item, Other> {
         ItemNews<Item, Other>(
             id: other, kind: kind, value: value, rank: rank, created: created, token: token, validators: validators)
     }
 }
 
 /// What an ``ItemNews`` says.
-@usableFromInline package enum ItemNewsKind: UInt8, Sendable {
+@usableFromInline enum ItemNewsKind: UInt8, Sendable {
     /// The item as the server answered (`value`, or removed when `nil`), at `rank`; `created` when a create
     /// answered it.
     case fact
@@ -91,7 +91,7 @@ extension ItemFact {
 
 /// A store-attached machine's news, whose ids the host fills in: a resource machine holds one item and does
 /// not know its id type.
-@usableFromInline package typealias ResourceNews<Value: Sendable> = ItemNews<Value, Void>
+@usableFromInline typealias ResourceNews<Value: Sendable> = ItemNews<Value, Void>
 
 /// Names one optimistic change, and knows whether it has ended.
 ///
@@ -101,18 +101,18 @@ extension ItemFact {
 /// same critical section that makes its end news, so a holder that checks the mark under its own lock either
 /// adds the layer before the end reaches it, or sees the mark and never adds it: whatever the interleaving,
 /// no layer outlives its change.
-@usableFromInline package final class LayerToken: Sendable, Equatable {
+@usableFromInline final class LayerToken: Sendable, Equatable {
     @usableFromInline let ended = Atomic<Bool>(false)
 
-    @inlinable package init() {}
+    @inlinable init() {}
 
     /// Whether the change has ended (confirmed or rolled back).
-    @inlinable package var hasEnded: Bool { ended.load(ordering: .acquiring) }
+    @inlinable var hasEnded: Bool { ended.load(ordering: .acquiring) }
 
     /// Marks the change ended; called by its own machine, in the transition that ends it.
-    @inlinable package func end() { ended.store(true, ordering: .releasing) }
+    @inlinable func end() { ended.store(true, ordering: .releasing) }
 
-    @inlinable package static func == (lhs: LayerToken, rhs: LayerToken) -> Bool { lhs === rhs }
+    @inlinable static func == (lhs: LayerToken, rhs: LayerToken) -> Bool { lhs === rhs }
 }
 
 /// Where a list puts an item created elsewhere in the store.

@@ -40,11 +40,11 @@ extension ResourceMachine {
         return Snapshot(value: previous, rank: settledRank, loadedAt: loadedAt, validators: validators, loadedKey: nil)
     }
 
-    package struct Snapshot {
-        package var value: Value
+    struct Snapshot {
+        var value: Value
         var rank: UInt64
-        package var loadedAt: Duration?
-        package var validators: Validators?
+        var loadedAt: Duration?
+        var validators: Validators?
         var loadedKey: RequestKey?
     }
 

@@ -33,7 +33,7 @@
 /// - a caller that leaves counts as never having asked, and the state is what it would have been;
 /// - an answer older than a completed mutation never lands over it, and no read asked after a mutation
 ///   completed joins a read sent before it.
-@usableFromInline package struct ResourceMachine<Value: Sendable>: OperationMachine {
+@usableFromInline struct ResourceMachine<Value: Sendable>: OperationMachine {
     @usableFromInline typealias Outcome = ResourceOutcome<Value>
     /// A read's work is given the value it may keep on a `304 Not Modified`.
     @usableFromInline typealias Context = KeptValue<Value>?

@@ -129,7 +129,7 @@ extension Resource: MachineHost {
     @inlinable func forward(_ news: [ResourceNews<Value>]) {
         guard let link else { return }
         link.publish(self, news)
-        link.afterNews?(self, news)
+        link.reportChange(of: self, in: news)
     }
 
     @inlinable var watcher: ObjectEvents<Resource, ResourceMachine<Value>> { ObjectEvents(self) }

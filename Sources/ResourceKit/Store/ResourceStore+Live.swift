@@ -119,18 +119,18 @@ extension ResourceStore {
         apply(change, as: type, replacing: nil)
     }
 
-    /// ``apply(_:as:)``; `placeholder` names the optimistic change of a create that this creation answers: a list
-    /// that showed its placeholder puts the created item in its place. `validators` are those the server's answer
+    /// ``apply(_:as:)``; `placeholder` names the shown change of a create that this creation answers: a list
+    /// that showed it puts the created item in its place. `validators` are those the server's answer
     /// gave the value (a change the outbox landed), when it gave any.
     package func apply<Remote: RemoteResource>(
-        _ change: LiveChange<Remote.Value>, as type: Remote.Type, replacing placeholder: LayerToken?,
+        _ change: LiveChange<Remote.Value>, as type: Remote.Type, replacing placeholder: ChangeMark?,
         validators: Validators? = nil
     ) where Remote.Value: Identifiable, Remote.Value.ID: Sendable {
         let rank = nextRank()
         var news = ItemNews<Remote.Value, Remote.Value.ID>.fact(
             change.id, change.item.map { .value($0) } ?? .removed, rank: rank, created: change.isCreation,
             validators: change.item == nil ? nil : validators)
-        news.token = placeholder
+        news.token = placeholder?.token
         // Ordered by the versions of any type of the value the store knows, not only of the type given: a change
         // applied as a type without versions must not turn ordering off for holders of one with them.
         let own = change.item.flatMap { Remote.version(of: $0) }

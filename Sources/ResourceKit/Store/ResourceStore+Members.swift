@@ -16,14 +16,21 @@ import Synchronization
     /// What the store knows of the item's version (``KnownVersions``); `nil` for a resource made before the
     /// store's last wipe.
     let knownValidators: @Sendable () -> Validators?
-    /// What a store extension runs after news of the resource's item (persistence queues the value shown);
-    /// `nil` when none does.
-    @usableFromInline package var afterNews: (@Sendable (Resource<Remote>, [ResourceNews<Remote.Value>]) -> Void)? =
-        nil
+    /// What a store extension runs after the server's value of the resource's item changed, with whether the
+    /// server has removed it (persistence queues the value shown); `nil` when none does.
+    @usableFromInline package var afterChange: (@Sendable (Resource<Remote>, _ removed: Bool) -> Void)? = nil
     /// The rank of the value the resource started from, when it came from a store extension (persistence).
     var restoredRank: UInt64? = nil
     /// What runs its changes, when a store extension does (the outbox).
     package var mutations: (any MutationWrapping)? = nil
+}
+
+extension ResourceLink {
+    /// Tells the link's extension (``afterChange``) that `news` changed the server's value of the item, if it did.
+    @inlinable func reportChange(of resource: Resource<Remote>, in news: [ResourceNews<Remote.Value>]) {
+        guard let afterChange, let fact = news.last(where: { $0.kind == .fact }) else { return }
+        afterChange(resource, fact.value == nil)
+    }
 }
 
 /// A value held by reference: its holder reads a field of it in place, without copying the rest.
@@ -122,7 +129,8 @@ extension ResourceStore {
             if made, !extensions.isEmpty,
                 let resource = withRegistry({ $0.resources[key]?.object as? Resource<Remote> })
             {
-                for storeExtension in extensions { storeExtension.made(resource, item: item) }
+                let layers = shownLayers(of: Remote.Value.self, item: item)
+                if !layers.isEmpty { resource.hear(layers.map { $0.with(id: ()) }) }
             }
         }
         // A value an extension keeps (persistence), read outside the registry's lock (it may wait for the disk),
@@ -234,7 +242,8 @@ extension ResourceStore {
         defer {
             // What an extension shows of the type's items (the outbox's kept changes) shows in a list made now too.
             if made, !extensions.isEmpty, let list = withRegistry({ $0.lists[key]?.object as? ListResource<Remote> }) {
-                for storeExtension in extensions { storeExtension.made(list) }
+                let layers = shownLayers(of: Remote.Item.self, item: nil)
+                if !layers.isEmpty { list.hear(layers) }
             }
         }
         // Items an extension keeps (persistence), read outside the registry's lock, when no live list has the
@@ -271,9 +280,10 @@ extension ResourceStore {
 }
 
 extension Resource {
-    /// What a store extension keeps of the resource: its settled value, or the value a failure keeps.
-    package func persistedSnapshot() -> ResourceMachine<Value>.Snapshot? {
-        storage.withLock { $0.machine.persistedSnapshot() }
+    /// What a store extension keeps of the resource: its settled value, or the value a failure keeps, with when
+    /// it was loaded on the session's clock (`nil`: it is stale) and the validators the server gave it.
+    package func persistedSnapshot() -> (value: Value, loadedAt: Duration?, validators: Validators?)? {
+        storage.withLock { $0.machine.persistedSnapshot() }.map { ($0.value, $0.loadedAt, $0.validators) }
     }
 }
 
@@ -295,11 +305,11 @@ extension ListResource {
 }
 
 extension Resource: StoreMember {
-    package func hear(_ news: any Sendable) {
+    func hear(_ news: any Sendable) {
         guard let news = news as? [ResourceNews<Value>] else { return }
         let now = session.timeline.now
         run(transition { $0.receive(news, now: now) })
-        link?.afterNews?(self, news)
+        link?.reportChange(of: self, in: news)
     }
 
     func markStale(everything: Bool, where matches: (any Sendable) -> Bool) -> Bool {
@@ -324,7 +334,7 @@ extension Resource: StoreMember {
 }
 
 extension ListResource: StoreMember {
-    package func hear(_ news: any Sendable) {
+    func hear(_ news: any Sendable) {
         // Through the held link: binding the link copied (and retained) every closure it holds, for each list
         // that news reaches.
         guard let heldLink else { return receive(storeNews: news) }

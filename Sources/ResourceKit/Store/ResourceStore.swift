@@ -114,7 +114,7 @@ public final class ResourceStore: Sendable {
     // MARK: News
 
     /// Hands what the resource `origin` of item `id` (`item` in the registry) learnt to every other live holder.
-    package func publish<V: Identifiable & Sendable>(
+    func publish<V: Identifiable & Sendable>(
         _ news: [ResourceNews<V>], of item: StoreKey, id: V.ID, from origin: ObjectIdentifier,
         isOwnItem: ([ResourceNews<V>]) -> (isOwn: Bool, teachesVersion: Bool), label: () -> String?
     ) where V.ID: Sendable {
@@ -146,7 +146,7 @@ public final class ResourceStore: Sendable {
     /// Hands what `origin` learnt about items to every other live holder of them.
     /// - Parameter replaces: For news from the server's push (see ``apply(_:as:)``): whether it may replace
     ///   the value a holder shows of its item (a version rule); `nil` leaves that to the ranks alone.
-    package func publish<V: Identifiable & Sendable>(
+    func publish<V: Identifiable & Sendable>(
         _ news: [ItemNews<V, V.ID>], from origin: ObjectIdentifier, label: () -> String? = { nil },
         replaces: ((ItemNews<V, V.ID>, any Sendable) -> Bool)? = nil
     ) where V.ID: Sendable {

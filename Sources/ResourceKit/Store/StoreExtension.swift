@@ -3,8 +3,8 @@
 ///
 /// The calls come in this order for a holder the store makes: `restored…` (outside the registry's lock, only
 /// when nothing in memory holds the item or the request), `extend` (under it, before the holder exists),
-/// `made` (after the lock, once the holder is registered). An extension keeps no holder: the store's links hold
-/// what it adds, and the store holds its holders weakly.
+/// `shownChanges` (after the lock, once the holder is registered). An extension trades values with the store
+/// and keeps no holder: the store's links hold what it adds, and the store holds its holders weakly.
 package protocol StoreExtension: Sendable {
     /// Called once, from the store's initializer, before the store makes any holder.
     func attach(to store: ResourceStore)
@@ -19,9 +19,10 @@ package protocol StoreExtension: Sendable {
         _ link: inout ResourceLink<Remote>, id: Remote.Value.ID, item: StoreKey, born: UInt64, store: ResourceStore
     ) where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID
 
-    /// A resource of `item` was made and registered.
-    func made<Remote: Readable>(_ resource: Resource<Remote>, item: StoreKey)
-    where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID
+    /// The changes the extension shows (``ResourceStore/show(_:)``) of item `item` of `Item`, or of every item
+    /// of the type when `item` is `nil`, oldest first: what a resource or list made now shows over its items.
+    func shownChanges<Item: Identifiable & Sendable>(of type: Item.Type, item: StoreKey?) -> [ShownChange<Item>]
+    where Item.ID: Sendable
 
     /// The items a new list for the request named `request` starts from, and when they were loaded on the
     /// session's clock, when no live list has the request.
@@ -32,15 +33,40 @@ package protocol StoreExtension: Sendable {
     func extend<Remote: Listable>(
         _ link: inout ListLink<Remote>, request: String, born: UInt64, store: ResourceStore)
 
-    /// A list was made and registered.
-    func made<Remote: Listable>(_ list: ListResource<Remote>)
-
     /// The server's push changed item `id` of `Remote` (``ResourceStore/apply(_:as:)``); `isHeld` says
     /// whether a live resource of the type holds it.
     func pushed<Remote: RemoteResource>(_ type: Remote.Type, id: some Hashable & Sendable, isHeld: Bool)
 
     /// The store was wiped (``ResourceStore/wipe()``): forget everything kept.
     func wipe() async throws(NetworkError)
+}
+
+/// Defaults that add nothing: an extension implements only the points it needs.
+extension StoreExtension {
+    package func attach(to store: ResourceStore) {}
+
+    package func restoredValue<Remote: Readable>(of type: Remote.Type, id: Remote.Value.ID, store: ResourceStore)
+        -> RestoredValue<Remote.Value>?
+    where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID { nil }
+
+    package func extend<Remote: Readable>(
+        _ link: inout ResourceLink<Remote>, id: Remote.Value.ID, item: StoreKey, born: UInt64, store: ResourceStore
+    ) where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID {}
+
+    package func shownChanges<Item: Identifiable & Sendable>(of type: Item.Type, item: StoreKey?) -> [ShownChange<Item>]
+    where Item.ID: Sendable { [] }
+
+    package func restoredItems<Remote: Listable>(of type: Remote.Type, request: String, store: ResourceStore)
+        -> (items: [Remote.Item], loadedAt: Duration?)?
+    { nil }
+
+    package func extend<Remote: Listable>(
+        _ link: inout ListLink<Remote>, request: String, born: UInt64, store: ResourceStore
+    ) {}
+
+    package func pushed<Remote: RemoteResource>(_ type: Remote.Type, id: some Hashable & Sendable, isHeld: Bool) {}
+
+    package func wipe() async throws(NetworkError) {}
 }
 
 /// A value an extension kept of an item (persistence: from an earlier run), and what it knows of it: what a new
