@@ -27,7 +27,9 @@ extension EventSubject {
 /// the compiler (6.3) recurses without end through `Host.Machine`.
 @usableFromInline struct ObjectEvents<Host: EventSubject, Machine: OperationMachine>: TransitionWatcher
 where Machine.State == Host.ReportedState {
-    @usableFromInline let host: Host
+    /// Not retained: a host makes its watcher for one transition or one ask and holds itself throughout. The
+    /// hosts of a store are weakly referenced, so each retain of one costs atomics on its side table.
+    @usableFromInline unowned(unsafe) let host: Host
 
     @inlinable init(_ host: Host) { self.host = host }
 

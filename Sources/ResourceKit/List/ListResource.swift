@@ -164,7 +164,7 @@ extension ListResource: MachineHost {
 }
 
 extension ListResource: EventSubject {
-    @usableFromInline var diagnosticsFeed: DiagnosticsFeed { session.feed }
+    @inlinable var diagnosticsFeed: DiagnosticsFeed { session.feed }
 
     @inlinable var diagnosticSubject: DiagnosticSubject {
         diagnosticSubjectSlot.subject { DiagnosticSubject(object: diagnosticLabel) }

@@ -2,7 +2,7 @@
 extension ListMachine {
     @usableFromInline typealias News = [ItemNews<Item, Item.ID>]
 
-    @usableFromInline mutating func takeNews() -> News? {
+    @inlinable mutating func takeNews() -> News? {
         guard !news.isEmpty else { return nil }
         defer { news = [] }
         return news
@@ -84,8 +84,13 @@ extension ListMachine {
             }
         }
         if let position = position(of: id) {
-            guard rank > itemRanks[id] ?? 0 else { return false }
-            itemRanks[id] = rank
+            // One lookup: the rank is compared and replaced in place.
+            func takesNewer(_ shown: inout UInt64) -> Bool {
+                guard rank > shown else { return false }
+                shown = rank
+                return true
+            }
+            guard takesNewer(&itemRanks[id, default: 0]) else { return false }
             guard let item = value else {
                 changeSettledItems { $0.remove(at: position) }
                 rebuildIndex()

@@ -188,7 +188,9 @@ public final class ResourceStore: Sendable {
             return
         }
         for (member, batch) in resourceBatches.values { member.hear(batch) }
-        for list in lists { list.hear(boxed) }
+        // By index: each list is called where the array holds it, not copied out and retained (a store's lists are
+        // weakly referenced, so each retain costs atomics on the list's side table).
+        for index in lists.indices { lists[index].hear(boxed) }
         emitNews(count: news.count, receivers: resourceBatches.count + lists.count, label: label, of: V.self)
     }
 
