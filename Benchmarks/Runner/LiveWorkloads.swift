@@ -34,6 +34,12 @@ struct LiveWorkloads {
         let quiet = ResourceStore(session: session)
         let single = quiet.resource(RemoteRowByID.self, id: 1)
         try await single.read(1)
+        // The same update to as many holders that do only what the platform makes any live, observable holder
+        // do (see `FloorHolder`): each list's ten rows, row 1 first.
+        let floor = FloorStore()
+        let floorHolders = (0..<holders).map { list in
+            floor.holder(of: [Row(id: 1, n: 0)] + (1..<10).map { Row(id: 1_000 * (list + 1) + $0, n: 0) })
+        }
         let events = max(20, Int(1_000 * scale))
         var n = 0
         @Sendable func perEvent(_ store: ResourceStore, start: Int) -> Double {
@@ -42,18 +48,30 @@ struct LiveWorkloads {
             }
             return elapsed.inSeconds / Double(events) * 1e6
         }
+        @Sendable func perFloorEvent() -> Double {
+            let elapsed = ContinuousClock().measure {
+                for i in 0..<events { floor.apply(Row(id: 1, n: i)) }
+            }
+            return elapsed.inSeconds / Double(events) * 1e6
+        }
         let results = try await interleaved(
             workload: "one pushed update (store.apply)", unit: "µs", rounds: rounds, warmup: warmup,
             [
                 ("one resource holds it", { perEvent(quiet, start: 0) }),
                 ("\(holders) lists hold it", { perEvent(crowded, start: 0) }),
+                ("floor: \(holders) bare holders", { perFloorEvent() }),
             ])
         n = events - 1
         results.forEach { report.add($0) }
         report.compare(
             "pushed update to \(holders) lists / to one resource", results[1], over: results[0],
             meaning: "one event replaced in every live holder, with no request")
-        guard lists.allSatisfy({ $0.items[0] == Row(id: 1, n: n) }) else {
+        report.compare(
+            "pushed update to \(holders) lists / to bare holders", results[1], over: results[2],
+            meaning: "the lists' cost over a weak load, a lock and an Observation mutation each")
+        guard lists.allSatisfy({ $0.items[0] == Row(id: 1, n: n) }),
+            floorHolders.allSatisfy({ $0.items[0] == Row(id: 1, n: n) })
+        else {
             throw BenchmarkError("a pushed update did not reach every list")
         }
         return report
