@@ -89,6 +89,7 @@ struct InProcessWorkloads: Sendable {
         let endpoint = Endpoint(.get, "row")
         let request = try await session.makeURLRequest(for: endpoint)
         let decoder = JSONDecoder()
+        let floorReader = FloorReader(transport: transport, request: request)
         @Sendable func perRequest(_ body: () async throws -> Void) async throws -> Double {
             try await seconds { for _ in 0..<requests { try await body() } } / Double(requests) * 1e6
         }
@@ -108,8 +109,15 @@ struct InProcessWorkloads: Sendable {
                     { try await perRequest { _ = try await session.send(endpoint, as: Row.self) } }
                 ),
                 ("Resource.read", { try await perRequest { _ = try await resource.read() } }),
+                (
+                    "floor: a bare shared read",
+                    { try await perRequest { _ = try await floorReader.read() } }
+                ),
             ])
         results.forEach { report.add($0) }
+        report.compare(
+            "instant transport: Resource.read / a bare shared read", results[2], over: results[3],
+            meaning: "a read's cost over a task, a continuation, a lock and Observation around the same request")
         // What making a resource costs, as a request that makes a new one pays it (the HTTP GET+decode rows do).
         let inits = Int(10_000 * Swift.max(scale, 0.1))
         let made = Locked<Int>(0)

@@ -160,6 +160,13 @@ if let count = option("--profile-list").flatMap(Int.init) {
     exit(0)
 }
 
+if option("--only") == "overhead" {
+    // The library's cost per request on an instant transport, against a bare shared read of the same request.
+    let report = try await InProcessWorkloads(scale: smoke ? 0.02 : 1, rounds: rounds, warmup: warmup).overhead()
+    report.printTable()
+    exit(0)
+}
+
 if option("--only") == "lists" {
     // A list page against the same page sent, on an instant transport.
     let report = try await InProcessWorkloads(scale: smoke ? 0.02 : 1, rounds: rounds, warmup: warmup).listPages()
