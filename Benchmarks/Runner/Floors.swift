@@ -111,7 +111,8 @@ final class FloorReader: Observable, Sendable {
                 let work: @Sendable () async -> Void = { [self] in
                     let result: Result<Row, any Error>
                     do {
-                        result = .success(try JSONDecoder().decode(Row.self, from: try await transport.send(request).body))
+                        let body = try await transport.send(request).body
+                        result = .success(try JSONDecoder().decode(Row.self, from: body))
                     } catch {
                         result = .failure(error)
                     }
