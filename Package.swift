@@ -46,7 +46,13 @@ let package = Package(
                 "ResourceKitPersistence", "ResourceKitPocketBase", "ResourceKitTesting",
             ],
             path: "Example"),
-        .testTarget(name: "ResourceKitTests", dependencies: allModules),
+        // What the test targets share (seeded random schedules, a trait to run off the cooperative pool); no
+        // product has it.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // A module's own tests, which may reach its internals (`@testable`) and nothing above it.
+        .testTarget(name: "ResourceKitHTTPTests", dependencies: ["ResourceKitHTTP", "TestSupport"]),
+        .testTarget(name: "ResourceKitMachineTests", dependencies: ["ResourceKit"]),
+        .testTarget(name: "ResourceKitTests", dependencies: allModules + ["TestSupport"]),
         .testTarget(
             name: "ResourceKitTestingTests", dependencies: allModules,
             // Read from the source tree by PocketBaseParityTests; Scripts/capture-pocketbase writes them.

@@ -157,7 +157,7 @@ public final class FileEntryStorage: EntryStorage {
 
     /// For tests of the package: writes a wipe's record and stops there, as a storage killed in the middle of
     /// ``removeAll()`` would (the files before it stay, and no other storage is told).
-    package func wipeAndDieBeforeRemovingFiles() throws(NetworkError) {
+    func wipeAndDieBeforeRemovingFiles() throws(NetworkError) {
         writing.lock()
         defer { writing.unlock() }
         try lock.exclusively { (_, _) throws(NetworkError) in
@@ -191,10 +191,10 @@ public final class FileEntryStorage: EntryStorage {
     public var totalBytes: Int { index.withLock { $0.totalBytes } }
 
     /// How many log files the directory holds: for tests of the package.
-    package var logFileCount: Int { index.withLock { $0.files.count } }
+    var logFileCount: Int { index.withLock { $0.files.count } }
 
     /// The path, offset and length of the newest record of `key`: for tests of the package that damage it.
-    package func location(ofKey key: String) -> (path: String, offset: Int, length: Int)? {
+    func location(ofKey key: String) -> (path: String, offset: Int, length: Int)? {
         index.withLock { index in
             index.entries[key].map { (prefix + $0.file.name, $0.offset, $0.length) }
         }

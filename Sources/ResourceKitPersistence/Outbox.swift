@@ -169,10 +169,10 @@ public final class Outbox: Sendable {
     public var lastError: NetworkError? { state.withLock { $0.lastError } }
 
     /// How many conflicts and failures the outbox reported since it was made: for tests of the package.
-    package var reportCounts: (conflicts: Int, failures: Int) { state.withLock { $0.reported } }
+    var reportCounts: (conflicts: Int, failures: Int) { state.withLock { $0.reported } }
 
     /// How many callers of ``replay()`` wait for the replay running: for tests of the package.
-    package var replayCallerCount: Int {
+    var replayCallerCount: Int {
         observation.track()
         return state.withLock { $0.replay?.waiters.count ?? 0 }
     }

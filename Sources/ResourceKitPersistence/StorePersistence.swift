@@ -118,7 +118,7 @@ public final class StorePersistence: Sendable {
     let observation = ObservationPoint()
 
     /// The number of wipes so far; Observation hears when it moves.
-    @usableFromInline package var currentGeneration: UInt64 {
+    @usableFromInline var currentGeneration: UInt64 {
         observation.track()
         return generation.load(ordering: .acquiring)
     }

@@ -1,7 +1,8 @@
 import Foundation
 import ResourceKit
-import ResourceKitPersistence
 import Testing
+
+@testable import ResourceKitPersistence
 
 /// A FileEntryStorage written by a real process that is killed with SIGKILL at random moments.
 ///

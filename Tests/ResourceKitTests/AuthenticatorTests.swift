@@ -3,6 +3,8 @@ import ResourceKit
 import ResourceKitTesting
 import Testing
 
+@testable import ResourceKitHTTP
+
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import ResourceKit
 import ResourceKitTesting
+import TestSupport
 import Testing
 
 #if canImport(FoundationNetworking)

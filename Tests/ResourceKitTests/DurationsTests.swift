@@ -1,8 +1,10 @@
 import Foundation
 import ResourceKit
 import ResourceKitEventStream
-import ResourceKitHTTP
+import TestSupport
 import Testing
+
+@testable import ResourceKitHTTP
 
 /// The one backoff and the two jitters every growing wait uses (retries, reconnections, polling), checked
 /// against the formulas each of them carried before they shared one: the same waits, bit for bit, over

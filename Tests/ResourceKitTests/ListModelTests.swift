@@ -1,7 +1,9 @@
 import Foundation
-import ResourceKit
 import ResourceKitTesting
+import TestSupport
 import Testing
+
+@testable import ResourceKit
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

@@ -1,5 +1,6 @@
 import Foundation
 import ResourceKit
+import TestSupport
 import Testing
 
 /// Pagination strategies and what they learn from a page are values that a test of a custom strategy compares.

@@ -1,23 +1,13 @@
 import Foundation
-import ResourceKit
 import ResourceKitTesting
+import TestSupport
 import Testing
+
+@testable import ResourceKit
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
-
-/// A small, replayable pseudo-random generator (SplitMix64).
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// How many schedules the model tests run: `RESOURCEKIT_SCHEDULES`, or a short default for every run.
 /// `RESOURCEKIT_SEED` replays one schedule.

@@ -1,6 +1,7 @@
 import Foundation
 import ResourceKit
 import ResourceKitTesting
+import TestSupport
 import Testing
 
 /// `states` streams against a reference: the list of every state the resource took. Streams open, read, drop and

@@ -94,6 +94,6 @@
 /// `hash` scaled to `0..<slots` by its high bits: the high word of their full-width product, in the hash's own
 /// width. Widening a 32-bit hash to 64 bits first (as the index once did) left every high word 0 on a 32-bit
 /// `Int` (watchOS devices): every id in slot 0, every lookup a scan.
-@inlinable package func scaledSlot<Word: FixedWidthInteger & UnsignedInteger>(_ hash: Word, slots: Word) -> Word {
+@inlinable internal func scaledSlot<Word: FixedWidthInteger & UnsignedInteger>(_ hash: Word, slots: Word) -> Word {
     hash.multipliedFullWidth(by: slots).high
 }

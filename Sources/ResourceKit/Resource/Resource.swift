@@ -122,7 +122,7 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
     public var waitingCallerCount: Int { machineWaitingCallerCount }
 
     /// The state machine's whole state, for the package's tests to say why a schedule is stuck.
-    package var machineDescription: String { describedMachine }
+    var machineDescription: String { describedMachine }
 }
 
 extension Resource: MachineHost {

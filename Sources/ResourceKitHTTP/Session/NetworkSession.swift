@@ -148,7 +148,7 @@ public actor NetworkSession {
 
     /// How many requests wait on a credential refresh now; Observation hears when it changes, for the package's
     /// tests.
-    package nonisolated var authenticationWaiters: Int { authentication?.waiting ?? 0 }
+    nonisolated var authenticationWaiters: Int { authentication?.waiting ?? 0 }
 
     private static func flight<A: Authenticator>(for authenticator: A) -> any AuthenticationHandling {
         AuthenticationFlight(authenticator)

@@ -134,7 +134,7 @@ public struct RetryPolicy: Sendable, Equatable {
     /// The computed wait before retry `retry` (1 for the first), jitter included. No policy traps here: a
     /// multiplier below 1 or NaN counts as 1, a wait that is not positive as zero, one longer than
     /// ``Duration/longest`` as that, and a draw as ``Jitter/unit(_:)`` clamps it.
-    package func backoff(beforeRetry retry: Int) -> Duration {
+    func backoff(beforeRetry retry: Int) -> Duration {
         guard
             let seconds = Backoff.seconds(
                 initial: initialDelay, multiplier: multiplier, exponent: retry - 1, ceiling: maximumDelay)

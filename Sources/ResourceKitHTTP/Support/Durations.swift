@@ -16,7 +16,7 @@ extension Duration {
     package var seconds: Double { self / .seconds(1) }
 
     /// The duration in whole nanoseconds, clamped to what 64 bits hold (292 years either way).
-    @inlinable package var clampedNanoseconds: Int64 {
+    @inlinable internal var clampedNanoseconds: Int64 {
         let (seconds, attoseconds) = components
         let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         if overflow { return seconds < 0 ? .min : .max }
@@ -49,7 +49,7 @@ extension RetryPolicy.Jitter {
 
     /// "Full jitter": anywhere from zero to `seconds`, so that clients that failed together do not retry
     /// together. ``none`` waits `seconds`.
-    package func shortening(seconds: Double) -> Duration {
+    func shortening(seconds: Double) -> Duration {
         .seconds(seconds * (source.map { Self.unit($0.draw()) } ?? 1))
     }
 

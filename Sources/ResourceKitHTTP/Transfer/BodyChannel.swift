@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 
 /// Ends the transfer when the last copy of a body and its iterators are gone unread.
 final class BodyReader: Sendable {
@@ -248,7 +248,7 @@ final class BodyChannel: Sendable {
 /// Appends gather in memory up to ``writeSize`` and reach the file in one write: a writer that cannot wait
 /// (URLSession's delegate queue) then makes one system call per 256 KB instead of one per 16 KB chunk, and
 /// falls behind the socket less.
-package final class SpillFile: Sendable {
+final class SpillFile: Sendable {
     private struct Offsets {
         var read = 0
         var write = 0
@@ -257,12 +257,12 @@ package final class SpillFile: Sendable {
     }
 
     /// How much gathers before it is written.
-    package static let writeSize = 256 * 1024
+    static let writeSize = 256 * 1024
 
     private let descriptor: Int32
     private let offsets = Locked(Offsets())
 
-    package init?() {
+    init?() {
         var template = Array((NSTemporaryDirectory() + "/resourcekit-body-XXXXXX").utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { buffer in
             buffer.baseAddress.map { mkstemp($0) } ?? -1
@@ -275,12 +275,12 @@ package final class SpillFile: Sendable {
     }
 
     /// A spill file on an open descriptor, which it closes: what a test uses to make the disk refuse writes.
-    package init(descriptor: Int32) { self.descriptor = descriptor }
+    init(descriptor: Int32) { self.descriptor = descriptor }
 
     deinit { close(descriptor) }
 
     /// Adds the chunk after what was appended; `false` when the disk refuses what has gathered.
-    package func append(_ chunk: Data) -> Bool {
+    func append(_ chunk: Data) -> Bool {
         offsets.withLock { offsets in
             if offsets.pending.isEmpty { offsets.pending.reserveCapacity(Self.writeSize + chunk.count) }
             offsets.pending.append(chunk)
@@ -311,7 +311,7 @@ package final class SpillFile: Sendable {
     }
 
     /// Reads the next `count` bytes appended.
-    package func read(upTo count: Int) -> Result<Data, NetworkError> {
+    func read(upTo count: Int) -> Result<Data, NetworkError> {
         offsets.withLock { offsets in
             if offsets.write - offsets.read < count, !offsets.pending.isEmpty, !flush(&offsets) {
                 return .failure(.file("could not keep a spilled response body: \(String(cString: strerror(errno)))"))

@@ -1,12 +1,12 @@
-package import Foundation
+import Foundation
 
 /// Copies a streamed body into the output of a bound stream pair, whose input `URLSession` reads on Apple
 /// platforms (``Platform/sessionStream(for:stop:)``): on a thread of its own, since the writes wait for the
 /// reader, until the body ends (the output is closed: the reader sees the end), the body fails (`failed` runs
 /// first, to cancel the task, so that the body is never sent short), or the reader goes (a write fails).
-package enum BodyPump {
+enum BodyPump {
     /// The pair's buffer, and how much one read of the body asks for.
-    package static let bufferSize = 64 * 1024
+    static let bufferSize = 64 * 1024
 
     /// Runs ``run(_:into:failed:)`` on a thread of its own.
     static func start(_ body: InputStream, into output: OutputStream, failed: @escaping @Sendable () -> Void) {
@@ -15,7 +15,7 @@ package enum BodyPump {
     }
 
     /// Copies `body` into `output` until one of them ends; returns when it has closed both.
-    package static func run(_ body: InputStream, into output: OutputStream, failed: () -> Void) {
+    static func run(_ body: InputStream, into output: OutputStream, failed: () -> Void) {
         body.open()
         output.open()
         defer {

@@ -67,8 +67,7 @@ public struct ResponseBody: AsyncSequence, Sendable, Equatable {
 
     /// A body for a writer that cannot wait: past `limit`, chunks go to an unlinked temporary file and are
     /// read back in order, so a slow reader costs disk instead of memory.
-    package static func makeSpillingStream(bufferingLimit limit: Int = 1 << 20) -> (body: ResponseBody, writer: Writer)
-    {
+    static func makeSpillingStream(bufferingLimit limit: Int = 1 << 20) -> (body: ResponseBody, writer: Writer) {
         let channel = BodyChannel(limit: Swift.max(1, limit), spills: true)
         return (ResponseBody(channel: channel), Writer(channel: channel))
     }
@@ -86,7 +85,7 @@ public struct ResponseBody: AsyncSequence, Sendable, Equatable {
     public static func == (lhs: ResponseBody, rhs: ResponseBody) -> Bool { lhs.channel === rhs.channel }
 
     /// Whether an iterator waits for the next chunk: what a test waits for before it reads from another.
-    package var hasWaitingReader: Bool { channel.hasWaitingReader }
+    var hasWaitingReader: Bool { channel.hasWaitingReader }
 
     /// Makes the iterator; a body is meant to be read once.
     public func makeAsyncIterator() -> Iterator { Iterator(channel: channel, reader: reader) }

@@ -1,6 +1,7 @@
 import Foundation
 import ResourceKit
 import ResourceKitEventStream
+import TestSupport
 import Testing
 
 /// Parses the whole stream in one chunk, then ends it.

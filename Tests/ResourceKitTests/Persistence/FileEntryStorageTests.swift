@@ -1,7 +1,9 @@
 import Foundation
 import ResourceKit
-import ResourceKitPersistence
+import TestSupport
 import Testing
+
+@testable import ResourceKitPersistence
 
 @Suite(.offThePool) struct FileEntryStorageTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("entries-\(UUID().uuidString)")

@@ -2,6 +2,7 @@ import Foundation
 import ResourceKit
 import ResourceKitPersistence
 import ResourceKitTesting
+import TestSupport
 import Testing
 
 /// A feed whose store keeps only its first two items.

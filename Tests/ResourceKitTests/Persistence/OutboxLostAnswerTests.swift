@@ -1,8 +1,9 @@
 import Foundation
 import ResourceKit
-import ResourceKitPersistence
 import ResourceKitTesting
 import Testing
+
+@testable import ResourceKitPersistence
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

@@ -2,6 +2,7 @@ import Foundation
 import ResourceKit
 import ResourceKitPersistence
 import ResourceKitTesting
+import TestSupport
 import Testing
 
 /// Seeded random sequences of changes, outages, refusals, replays, cancellations and restarts, each checked

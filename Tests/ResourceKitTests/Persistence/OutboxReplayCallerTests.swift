@@ -1,9 +1,10 @@
 import Foundation
 import ResourceKit
-import ResourceKitPersistence
 import ResourceKitTesting
 import Synchronization
 import Testing
+
+@testable import ResourceKitPersistence
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

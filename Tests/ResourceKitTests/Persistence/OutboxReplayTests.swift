@@ -1,9 +1,10 @@
 import Foundation
 import ResourceKit
-import ResourceKitPersistence
 import ResourceKitTesting
 import Synchronization
 import Testing
+
+@testable import ResourceKitPersistence
 
 /// The outbox's order, cancellation, exactly-once, lists, creates and damaged storage (the setup is in
 /// OutboxTests.swift).

@@ -3,6 +3,7 @@ import ResourceKit
 import ResourceKitPersistence
 import ResourceKitTesting
 import Synchronization
+import TestSupport
 import Testing
 
 /// An outbox storage whose removals fail while `failsRemovals` is set: a change that landed but could not be

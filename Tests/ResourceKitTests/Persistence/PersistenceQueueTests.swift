@@ -1,9 +1,10 @@
 import Foundation
 import ResourceKit
-import ResourceKitPersistence
 import ResourceKitTesting
 import Synchronization
 import Testing
+
+@testable import ResourceKitPersistence
 
 /// The write queue of a persistent store: gathering, failures, wipes (the types are in PersistentStoreTests.swift).
 extension DiskPostSuites {

@@ -3,6 +3,7 @@ import ResourceKit
 import ResourceKitPersistence
 import ResourceKitTesting
 import Synchronization
+import TestSupport
 import Testing
 
 /// A post that counts its decodings, so that a `304` after a restart is seen to decode nothing.

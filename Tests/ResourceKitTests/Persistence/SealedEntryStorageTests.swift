@@ -2,6 +2,7 @@ import Foundation
 import ResourceKit
 import ResourceKitPersistence
 import ResourceKitTesting
+import TestSupport
 import Testing
 
 /// A toy cipher for the tests: XOR with a key byte, and a trailing byte that must match the key to open.

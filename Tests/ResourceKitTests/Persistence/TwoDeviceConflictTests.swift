@@ -1,8 +1,10 @@
 import Foundation
 import ResourceKit
-import ResourceKitPersistence
 import ResourceKitTesting
+import TestSupport
 import Testing
+
+@testable import ResourceKitPersistence
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

@@ -2,6 +2,7 @@ import Foundation
 import Observation
 import ResourceKit
 import ResourceKitTesting
+import TestSupport
 import Testing
 
 /// Races between an optimistic change's start and its end, across many holders of the item.

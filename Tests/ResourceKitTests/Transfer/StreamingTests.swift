@@ -4,6 +4,8 @@ import ResourceKitTesting
 import ResourceKitTransfer
 import Testing
 
+@testable import ResourceKitHTTP
+
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif

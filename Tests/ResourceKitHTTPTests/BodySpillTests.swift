@@ -1,6 +1,8 @@
 import Foundation
-import ResourceKit
+import TestSupport
 import Testing
+
+@testable import ResourceKitHTTP
 
 /// The byte at `position` of a test body: a pattern with no short period, so a chunk out of place shows.
 private func patternByte(_ position: Int, seed: UInt64) -> UInt8 {

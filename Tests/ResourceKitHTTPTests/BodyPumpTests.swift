@@ -1,6 +1,7 @@
 import Foundation
-import ResourceKitHTTP
 import Testing
+
+@testable import ResourceKitHTTP
 
 /// What feeds an upload's bound stream pair on Apple platforms, run here on the streams Foundation has
 /// everywhere: every byte of the body, in order; a body that fails stops the task and is not sent short; a reader

@@ -1,5 +1,6 @@
-import ResourceKit
 import Testing
+
+@testable import ResourceKit
 
 /// Arithmetic that must hold where `Int` has 32 bits (watchOS devices), checked here with 32-bit words.
 @Suite struct WordWidthTests {
