@@ -14,8 +14,10 @@ extension ListResource {
     public func loadFirstPage() async throws(NetworkError) -> [Item] {
         let work = try pageWork()
         let key = Remote.pagination.firstPageKey
-        _ = try await perform { machine, call, waiter in machine.askFirstPage(call, waiter, key: key, work: work) }
-            .get()
+        _ = try await perform { machine, call, waiter, ranks in
+            machine.askFirstPage(call, waiter, key: key, ranks: &ranks, work: work)
+        }
+        .get()
         return items
     }
 
@@ -41,8 +43,8 @@ extension ListResource {
     public func loadNextPage() async throws(NetworkError) -> [Item] {
         let work = try pageWork()
         let key = Remote.pagination.firstPageKey
-        _ = try await perform { machine, call, waiter in
-            machine.askNextPage(call, waiter, firstPageKey: key, work: work)
+        _ = try await perform { machine, call, waiter, ranks in
+            machine.askNextPage(call, waiter, firstPageKey: key, ranks: &ranks, work: work)
         }.get()
         return items
     }
@@ -93,8 +95,8 @@ extension ListResource {
                 return .failure(error)
             }
         }
-        return try await perform { machine, call, waiter in
-            machine.askMutation(call, waiter, optimistic: optimistic, creating: creating, work: work)
+        return try await perform { machine, call, waiter, ranks in
+            machine.askMutation(call, waiter, optimistic: optimistic, creating: creating, ranks: &ranks, work: work)
         }.get()
     }
 }

@@ -59,12 +59,8 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
     init(session: NetworkSession, request: Remote.ListRequest, state: ListState<Item>, link: ListLink<Remote>) {
         self.session = session
         self.request = request
-        // A list whose items are whole values keeps when its pages were loaded, for the resources made from them.
         self.storage = Locked(
-            HostStorage(
-                ListMachine(
-                    state: state, firstPageKey: Remote.pagination.firstPageKey, isShared: true,
-                    timeline: Remote.itemsAreComplete ? session.timeline : nil)))
+            HostStorage(ListMachine(state: state, firstPageKey: Remote.pagination.firstPageKey, isShared: true)))
         keyPaths = observedKeyPaths(of: ListResource.self) {
             HostKeyPaths(state: \.listState, callers: \.waitingCallerCount, observers: \.observerCount)
         }
@@ -147,7 +143,7 @@ extension ListResource {
     @inlinable func receive(storeNews news: any Sendable) {
         guard let news = news as? [ItemNews<Item, Item.ID>] else { return }
         let request = request
-        run(transition { $0.receive(news) { Remote.placement(ofCreated: $0, in: request) } })
+        run(transition { machine, _ in machine.receive(news) { Remote.placement(ofCreated: $0, in: request) } })
     }
 }
 
@@ -161,6 +157,10 @@ extension ListResource: MachineHost {
     @inlinable var watcher: ObjectEvents<ListResource, ListMachine<Item, Remote.Pagination.PageKey>> {
         ObjectEvents(self)
     }
+
+    /// A list whose items are whole values keeps when its pages were loaded, for the resources made from them;
+    /// another list's answers are not dated.
+    @inlinable var answerTime: Duration? { Remote.itemsAreComplete ? session.timeline.now : nil }
 }
 
 extension ListResource: EventSubject {

@@ -1,7 +1,8 @@
 /// How answers change a list: replacing it, appending a page, applying a mutation.
 extension ListMachine {
     @inlinable mutating func replaceList(
-        with page: FetchedPage<Item, PageKey>, key: PageKey, sentAt: UInt64, into effects: inout Effects
+        with page: FetchedPage<Item, PageKey>, key: PageKey, sentAt: UInt64, now: Duration?,
+        into effects: inout Effects
     ) {
         state = ListState()
         settled.content = .idle
@@ -19,7 +20,7 @@ extension ListMachine {
             }
         }
         epoch &+= 1
-        if let timeline { loadedAt = timeline.now }
+        if let now { loadedAt = now }
         loadedKeys = [key]
         nextKey = page.nextKey
         settled.content = .available(items)
@@ -62,7 +63,7 @@ extension ListMachine {
     }
 
     /// Applies a completed mutation; returns whether the list changed.
-    @inlinable mutating func apply(_ outcome: Outcome) -> Bool {
+    @inlinable mutating func apply(_ outcome: Outcome, ranks: inout Ranks) -> Bool {
         let id: Item.ID
         let change: Change
         var validators: Validators?
@@ -72,7 +73,7 @@ extension ListMachine {
         case .removed(let removed): (id, change) = (removed, .removed)
         case .page, .unchanged, .handedOff: return false
         }
-        let rank = book.tick()
+        let rank = ranks.draw()
         changes[id] = (rank, change)
         if isShared {
             itemRanks[id] = rank

@@ -83,13 +83,11 @@ where Item.ID: Sendable {
     @usableFromInline var news: [ItemNews<Item, Item.ID>] = []
     /// When the oldest page the list shows was loaded (its first page), on the session's timeline; kept only
     /// for a list whose items a store's resource may start from as fresh (``Listable/itemsAreComplete``),
-    /// which is given the `timeline`. `nil` once invalidated.
+    /// whose host gives its first pages' answers the time. `nil` once invalidated.
     @usableFromInline var loadedAt: Duration?
-    @usableFromInline let timeline: Timeline?
 
-    init(state: ListState<Item>, firstPageKey: PageKey, isShared: Bool = false, timeline: Timeline? = nil) {
+    init(state: ListState<Item>, firstPageKey: PageKey, isShared: Bool = false) {
         self.isShared = isShared
-        self.timeline = timeline
         self.state = state
         var settled = state
         if case .loading(let previous) = state.content { settled.content = previous.map { .available($0) } ?? .idle }
@@ -106,28 +104,29 @@ where Item.ID: Sendable {
     // MARK: Asking
 
     @inlinable mutating func askFirstPage(
-        _ call: CallID, _ waiter: OperationWaiter<Outcome>, key: PageKey,
+        _ call: CallID, _ waiter: OperationWaiter<Outcome>, key: PageKey, ranks: inout Ranks,
         work: @escaping OperationWork<Outcome, Context>
     ) -> Effects {
         var effects = Effects.none
         if let id = joinableFirst, book.operations[id] != nil {
-            book.join(id, call, waiter)
+            book.join(id, call, waiter, ranks: &ranks)
         } else {
-            joinableFirst = book.start(.first(key), call, waiter, context: .page(key), work: work, into: &effects)
+            joinableFirst = book.start(
+                .first(key), call, waiter, context: .page(key), work: work, into: &effects, ranks: &ranks)
         }
         publish(settledChanged: false)
         return effects
     }
 
     @inlinable mutating func askNextPage(
-        _ call: CallID, _ waiter: OperationWaiter<Outcome>, firstPageKey: PageKey,
+        _ call: CallID, _ waiter: OperationWaiter<Outcome>, firstPageKey: PageKey, ranks: inout Ranks,
         work: @escaping OperationWork<Outcome, Context>
     ) -> Effects {
         // With no list yet, a list about to be replaced, or one made in a fixed state (whose next key is
         // unknown), the next page is the first page.
         let isUnknownNext = settled.pagination.hasMore && nextKey == nil
         if settled.pagination.pagesLoaded == 0 || isFirstPageWanted || isUnknownNext {
-            return askFirstPage(call, waiter, key: firstPageKey, work: work)
+            return askFirstPage(call, waiter, key: firstPageKey, ranks: &ranks, work: work)
         }
         var effects = Effects.none
         guard settled.pagination.hasMore, let key = nextKey else {
@@ -135,10 +134,11 @@ where Item.ID: Sendable {
             return effects
         }
         if let id = nextPage, book.operations[id] != nil {
-            book.join(id, call, waiter)
+            book.join(id, call, waiter, ranks: &ranks)
         } else {
             nextPage = book.start(
-                .next(key, epoch: epoch), call, waiter, context: .page(key), work: work, into: &effects)
+                .next(key, epoch: epoch), call, waiter, context: .page(key), work: work, into: &effects,
+                ranks: &ranks)
         }
         publish(settledChanged: false)
         return effects
@@ -149,7 +149,7 @@ where Item.ID: Sendable {
     /// lists where their placement of created items says.
     mutating func askMutation(
         _ call: CallID, _ waiter: OperationWaiter<Outcome>, optimistic: (id: Item.ID, fact: ItemFact<Item>)? = nil,
-        creating: Bool = false, work: @escaping OperationWork<Outcome, Context>
+        creating: Bool = false, ranks: inout Ranks, work: @escaping OperationWork<Outcome, Context>
     ) -> Effects {
         var effects = Effects.none
         var layer: (token: LayerToken, id: Item.ID)?
@@ -161,7 +161,8 @@ where Item.ID: Sendable {
             shows = addLayer(ListLayer(token: token, fact: optimistic.fact, place: place), of: optimistic.id)
             if isShared { news.append(.layer(optimistic.id, token: token, optimistic.fact, created: creating)) }
         }
-        book.enqueueSerial(.mutation(layer: layer), call, waiter, context: .mutation, work: work, into: &effects)
+        book.enqueueSerial(
+            .mutation(layer: layer), call, waiter, context: .mutation, work: work, into: &effects, ranks: &ranks)
         if shows { publish(settledChanged: true) }
         return effects
     }
@@ -183,10 +184,11 @@ where Item.ID: Sendable {
         return effects
     }
 
-    @usableFromInline mutating func begin(_ id: OperationID) -> (shouldRun: Bool, effects: Effects) {
-        switch book.begin(id) {
+    @usableFromInline mutating func begin(_ id: OperationID, ranks: inout Ranks) -> (shouldRun: Bool, effects: Effects)
+    {
+        switch book.begin(id, ranks: &ranks) {
         case nil: (false, .none)
-        case false?: (false, finish(id, with: .failure(.cancelled)))
+        case false?: (false, finish(id, with: .failure(.cancelled), ranks: &ranks, now: nil))
         case true?: (true, .none)
         }
     }
@@ -197,9 +199,11 @@ where Item.ID: Sendable {
         return effects
     }
 
-    @inlinable mutating func finish(_ id: OperationID, with result: Result<Outcome, NetworkError>) -> Effects {
+    @inlinable mutating func finish(
+        _ id: OperationID, with result: Result<Outcome, NetworkError>, ranks: inout Ranks, now: Duration?
+    ) -> Effects {
         var effects = Effects.none
-        guard var operation = book.finish(id, into: &effects) else { return effects }
+        guard var operation = book.finish(id, into: &effects, ranks: &ranks) else { return effects }
         if joinableFirst == id { joinableFirst = nil }
         if nextPage == id { nextPage = nil }
         var settledChanged = false
@@ -211,7 +215,7 @@ where Item.ID: Sendable {
                 if rank > settledRank {
                     switch result {
                     case .success(.page(let page)):
-                        replaceList(with: page, key: key, sentAt: operation.sentAt, into: &effects)
+                        replaceList(with: page, key: key, sentAt: operation.sentAt, now: now, into: &effects)
                         settledRank = rank
                         settledChanged = true
                     case .failure(let error) where error != .cancelled:
@@ -235,7 +239,9 @@ where Item.ID: Sendable {
             case .mutation(let layer):
                 // Confirmed or rolled back, the optimistic change ends with its mutation, in this transition.
                 settledChanged = endLayer(layer, telling: true)
-                if case .success(let outcome) = result { settledChanged = apply(outcome) || settledChanged }
+                if case .success(let outcome) = result {
+                    settledChanged = apply(outcome, ranks: &ranks) || settledChanged
+                }
             }
             operation.callers.resumeAll(with: answer, into: &effects)
         }

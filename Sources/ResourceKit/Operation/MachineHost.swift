@@ -49,6 +49,9 @@ public struct StateBuffering: Sendable, Hashable, CustomStringConvertible {
     func forward(_ news: Machine.News)
     /// The object's watcher; cheap to make, asked for once per transition.
     var watcher: Watcher { get }
+    /// The time an answer that lands is dated with, on the session's timeline; `nil` for an object whose
+    /// answers are not dated. Read under the lock, by the transition that lands the answer.
+    var answerTime: Duration? { get }
 }
 
 /// What a host names to Observation: its state, its waiting callers and its `states` streams.
@@ -76,8 +79,9 @@ extension MachineHost {
         return storage.withLock { $0.machine.state }
     }
 
-    /// Applies one event to the machine; then tells Observation and delivers the change, outside the lock.
-    @inlinable func transition<R>(_ event: (inout Machine) -> R) -> R {
+    /// Applies one event to the machine, with the process's ranks; then tells Observation and delivers the
+    /// change, outside the lock.
+    @inlinable func transition<R>(_ event: (inout Machine, inout Ranks) -> R) -> R {
         let watcher = self.watcher
         // Asked before the lock, so that a watcher that listens makes what it names the object with there: a
         // list's name runs its request's `description`, the app's code, which may read the list.
@@ -92,7 +96,8 @@ extension MachineHost {
             let callers = storage.machine.waitingCallerCount
             // What the watcher compares the new state with (a few bytes), when it listens.
             let mark = watching ? watcher.mark(storage.machine.state) : nil
-            let result = event(&storage.machine)
+            var ranks = Ranks.process
+            let result = event(&storage.machine, &ranks)
             let news = storage.machine.takeNews()
             let callersChanged = storage.machine.waitingCallerCount != callers
             guard storage.machine.version != version else { return (result, false, callersChanged, [], news) }
@@ -116,12 +121,12 @@ extension MachineHost {
     /// `ask` runs in the same critical section that registers the caller: it decides whether to answer at
     /// once, join an operation in flight, or start one. A caller cancelled at any point gets `.cancelled`.
     @inlinable func perform(
-        _ ask: (inout Machine, CallID, OperationWaiter<Machine.Outcome>) -> Effects
+        _ ask: (inout Machine, CallID, OperationWaiter<Machine.Outcome>, inout Ranks) -> Effects
     ) async -> Result<Machine.Outcome, NetworkError> {
         let call = CallID.next()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (waiter: OperationWaiter<Machine.Outcome>) in
-                let effects = transition { machine -> Effects in
+                let effects = transition { machine, ranks -> Effects in
                     // The cancellation flag is set before a handler runs; checked under the lock, it closes the
                     // window between drawing the id and registering.
                     guard !Task.isCancelled else {
@@ -129,14 +134,14 @@ extension MachineHost {
                         effects.resume(waiter, with: .failure(.cancelled))
                         return effects
                     }
-                    return ask(&machine, call, waiter)
+                    return ask(&machine, call, waiter, &ranks)
                 }
                 let watcher = self.watcher
                 if watcher.isActive { watcher.asked(effects) }
                 run(effects)
             }
         } onCancel: {
-            run(transition { $0.cancel(call) })
+            run(transition { machine, _ in machine.cancel(call) })
         }
     }
 
@@ -150,12 +155,12 @@ extension MachineHost {
     @inlinable func launch(_ start: Effects.Start) {
         let body: @Sendable () async -> Void = { [self] in
             if start.beginsFirst {
-                let (shouldRun, effects) = transition { $0.begin(start.operation) }
+                let (shouldRun, effects) = transition { $0.begin(start.operation, ranks: &$1) }
                 run(effects)
                 guard shouldRun else { return }
             }
             let result = await start.work(start.context)
-            let effects = transition { $0.finish(start.operation, with: result) }
+            let effects = transition { $0.finish(start.operation, with: result, ranks: &$1, now: answerTime) }
             let watcher = self.watcher
             if watcher.isActive { watcher.finished(answering: effects.resumes.count) }
             run(effects)
@@ -166,7 +171,7 @@ extension MachineHost {
         } else {
             task = Task(operation: body)
         }
-        run(transition { $0.attach(task, to: start.operation) })
+        run(transition { machine, _ in machine.attach(task, to: start.operation) })
     }
 
     /// A new stream that yields the current state, then every change; it unregisters when its consumer is

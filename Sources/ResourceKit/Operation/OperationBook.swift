@@ -11,6 +11,30 @@ public import Synchronization
 /// The next rank of the process-wide clock.
 @inlinable func nextRank() -> UInt64 { rankCounter.add(1, ordering: .relaxed).newValue }
 
+/// Where a transition's ranks come from, given to the machine with the event. A host passes ``process``,
+/// which draws from the process-wide clock as the transition needs them (one that orders nothing draws
+/// nothing); a test passes ``scripted(from:)``, so that a machine's transitions are a function of their
+/// arguments.
+@usableFromInline struct Ranks {
+    /// The next scripted rank; 0 draws from the process-wide clock.
+    @usableFromInline var next: UInt64
+
+    @inlinable init(next: UInt64) { self.next = next }
+
+    /// The process-wide clock's ranks.
+    @inlinable static var process: Ranks { Ranks(next: 0) }
+
+    /// `first` (at least 1), then each next number, one per draw.
+    static func scripted(from first: UInt64) -> Ranks { Ranks(next: max(first, 1)) }
+
+    /// The next rank: greater than every rank drawn before it, from the process-wide clock or the script.
+    @inlinable mutating func draw() -> UInt64 {
+        guard next != 0 else { return nextRank() }
+        defer { next &+= 1 }
+        return next
+    }
+}
+
 /// The bookkeeping both machines share: which callers wait on which operation, the rank clock, and the
 /// serial queue that runs mutations one after another. It decides nothing about state: ``ResourceMachine``
 /// and ``ListMachine`` do that, and call it inside the same transition.
@@ -69,22 +93,23 @@ public import Synchronization
     @inlinable var waitingCallerCount: Int { callOperation.count }
 
     /// The next rank: every ask, completion and serial turn takes one.
-    @inlinable func tick() -> UInt64 { nextRank() }
 
     /// Starts an operation for one caller; its work runs at once, on the caller's thread.
     @discardableResult
     @inlinable mutating func start(
         _ kind: Kind, _ call: CallID, _ waiter: OperationWaiter<Outcome>, context: Context,
-        work: @escaping OperationWork<Outcome, Context>, into effects: inout Effects
+        work: @escaping OperationWork<Outcome, Context>, into effects: inout Effects, ranks: inout Ranks
     ) -> OperationID {
-        let id = add(kind, call, waiter)
+        let id = add(kind, call, waiter, ranks: &ranks)
         effects.starts.append(.init(operation: id, context: context, work: work, isImmediate: true, beginsFirst: false))
         return id
     }
 
     /// Adds a caller to an operation in flight.
-    @inlinable mutating func join(_ id: OperationID, _ call: CallID, _ waiter: OperationWaiter<Outcome>) {
-        let rank = tick()
+    @inlinable mutating func join(
+        _ id: OperationID, _ call: CallID, _ waiter: OperationWaiter<Outcome>, ranks: inout Ranks
+    ) {
+        let rank = ranks.draw()
         operations[id]?.callers.add(call, rank: rank, waiter: waiter)
         callOperation[call] = id
     }
@@ -92,9 +117,9 @@ public import Synchronization
     /// A serial operation: it starts now when no other runs, or after every serial operation asked before it.
     @inlinable mutating func enqueueSerial(
         _ kind: Kind, _ call: CallID, _ waiter: OperationWaiter<Outcome>, context: Context,
-        work: @escaping OperationWork<Outcome, Context>, into effects: inout Effects
+        work: @escaping OperationWork<Outcome, Context>, into effects: inout Effects, ranks: inout Ranks
     ) {
-        let id = add(kind, call, waiter)
+        let id = add(kind, call, waiter, ranks: &ranks)
         operations[id]?.isSerial = true
         if runningSerial == nil {
             runningSerial = id
@@ -140,10 +165,10 @@ public import Synchronization
 
     /// A serial operation's turn: `nil` if it is unknown, `false` if abandoned meanwhile. Otherwise it is
     /// sent now. (Its callers were ranked when the operation before it completed.)
-    @inlinable mutating func begin(_ id: OperationID) -> Bool? {
+    @inlinable mutating func begin(_ id: OperationID, ranks: inout Ranks) -> Bool? {
         guard var operation = operations[id] else { return nil }
         if operation.isAbandoned { return false }
-        operation.sentAt = tick()
+        operation.sentAt = ranks.draw()
         operations[id] = operation
         return true
     }
@@ -157,24 +182,24 @@ public import Synchronization
 
     /// An operation's work returned: it is forgotten, and a serial one lets the next in the queue start.
     /// The returned operation still holds its callers, for the machine to rank and answer.
-    @inlinable mutating func finish(_ id: OperationID, into effects: inout Effects) -> Operation? {
+    @inlinable mutating func finish(_ id: OperationID, into effects: inout Effects, ranks: inout Ranks) -> Operation? {
         guard let operation = operations.removeValue(forKey: id) else { return nil }
         for call in operation.callers.entries.keys { callOperation[call] = nil }
         if operation.isSerial, runningSerial == id {
             runningSerial = nil
-            startNextSerial(into: &effects)
+            startNextSerial(into: &effects, ranks: &ranks)
         }
         return operation
     }
 
-    @inlinable mutating func startNextSerial(into effects: inout Effects) {
+    @inlinable mutating func startNextSerial(into effects: inout Effects, ranks: inout Ranks) {
         while !serialQueue.isEmpty {
             let id = serialQueue.removeFirst()
             guard let queued = operations[id]?.queued else { continue }
             operations[id]?.queued = nil
             // Its turn has come: it is newer than the completion that let it start, so the state keeps
             // showing it loading in between.
-            let rank = tick()
+            let rank = ranks.draw()
             operations[id]?.callers.rerank(rank)
             runningSerial = id
             effects.starts.append(
@@ -183,10 +208,12 @@ public import Synchronization
         }
     }
 
-    @inlinable mutating func add(_ kind: Kind, _ call: CallID, _ waiter: OperationWaiter<Outcome>) -> OperationID {
+    @inlinable mutating func add(
+        _ kind: Kind, _ call: CallID, _ waiter: OperationWaiter<Outcome>, ranks: inout Ranks
+    ) -> OperationID {
         lastID &+= 1
         let id = OperationID(raw: lastID)
-        let rank = tick()
+        let rank = ranks.draw()
         var operation = Operation(kind: kind, sentAt: rank)
         operation.callers.add(call, rank: rank, waiter: waiter)
         operations[id] = operation

@@ -85,7 +85,9 @@ public import Synchronization
 }
 
 /// A pure state machine behind a host's lock: every event is one call that decides, records, and returns the
-/// effects to run after the lock. Nothing in it suspends, locks or calls out.
+/// effects to run after the lock. Nothing in it suspends, locks or calls out. What orders and dates events
+/// comes in with them: the ranks to draw (``Ranks``) and, for an event that lands an answer, the time.
+/// (What it tells the store, its news, is taken after each event: ``takeNews()``.)
 @usableFromInline protocol OperationMachine {
     associatedtype State: Sendable
     associatedtype Outcome: Sendable
@@ -103,11 +105,13 @@ public import Synchronization
     mutating func cancel(_ call: CallID) -> Effects
     /// A serial operation's turn has come, just before its work runs; `false` skips the work (every caller
     /// left meanwhile, and the machine has finished the operation).
-    mutating func begin(_ operation: OperationID) -> (shouldRun: Bool, effects: Effects)
+    mutating func begin(_ operation: OperationID, ranks: inout Ranks) -> (shouldRun: Bool, effects: Effects)
     /// The task running an operation's work exists now.
     mutating func attach(_ task: Task<Void, Never>, to operation: OperationID) -> Effects
-    /// An operation's work returned.
-    mutating func finish(_ operation: OperationID, with result: Result<Outcome, NetworkError>) -> Effects
+    /// An operation's work returned, at `now` on the session's timeline (`nil`: its answer is not dated).
+    mutating func finish(
+        _ operation: OperationID, with result: Result<Outcome, NetworkError>, ranks: inout Ranks, now: Duration?
+    ) -> Effects
 
     /// What a store-attached machine learnt about items.
     associatedtype News: Sendable

@@ -99,15 +99,13 @@
     /// Optimistic changes shown over the settled state, oldest first: the newest one is what observers see.
     @usableFromInline var layers: [Layer] = []
     @usableFromInline let sharing: Sharing?
-    @usableFromInline let timeline: Timeline?
     /// News for the store, taken after every transition.
     @usableFromInline var news: [ResourceNews<Value>] = []
 
     @inlinable init(
-        state: ResourceState<Value>, timeline: Timeline? = nil, sharing: Sharing? = nil, settledRank: UInt64 = 0,
+        state: ResourceState<Value>, sharing: Sharing? = nil, settledRank: UInt64 = 0,
         loadedAt: Duration? = nil, validators: Validators? = nil, loadedKey: RequestKey? = nil
     ) {
-        self.timeline = timeline
         self.sharing = sharing
         self.settledRank = settledRank
         valueRank = settledRank
@@ -129,6 +127,7 @@
         _ waiter: OperationWaiter<Outcome>,
         key: RequestKey?,
         policy: ReadPolicy,
+        ranks: inout Ranks,
         work: @escaping OperationWork<Outcome, Context>
     ) -> Effects {
         var effects = Effects.none
@@ -137,10 +136,11 @@
             return effects
         }
         if let key, let id = joinable[key], book.operations[id] != nil {
-            book.join(id, call, waiter)
+            book.join(id, call, waiter, ranks: &ranks)
         } else {
             let id = book.start(
-                .read(key), call, waiter, context: conditionalBase(for: key), work: work, into: &effects)
+                .read(key), call, waiter, context: conditionalBase(for: key), work: work, into: &effects,
+                ranks: &ranks)
             if let key { joinable[key] = id }
         }
         publish(settledChanged: false)
@@ -153,6 +153,7 @@
         _ waiter: OperationWaiter<Outcome>,
         optimistic: ItemFact<Value>? = nil,
         creates: Bool = false,
+        ranks: inout Ranks,
         work: @escaping OperationWork<Outcome, Context>
     ) -> Effects {
         var effects = Effects.none
@@ -164,7 +165,8 @@
             tell(.layer((), token: layer, optimistic))
         }
         book.enqueueSerial(
-            .mutation(layer: token, creates: creates), call, waiter, context: nil, work: work, into: &effects)
+            .mutation(layer: token, creates: creates), call, waiter, context: nil, work: work, into: &effects,
+            ranks: &ranks)
         publish(settledChanged: token != nil)
         return effects
     }
@@ -192,10 +194,10 @@
         return effects
     }
 
-    @inlinable mutating func begin(_ id: OperationID) -> (shouldRun: Bool, effects: Effects) {
-        switch book.begin(id) {
+    @inlinable mutating func begin(_ id: OperationID, ranks: inout Ranks) -> (shouldRun: Bool, effects: Effects) {
+        switch book.begin(id, ranks: &ranks) {
         case nil: return (false, .none)
-        case false?: return (false, finish(id, with: .failure(.cancelled)))
+        case false?: return (false, finish(id, with: .failure(.cancelled), ranks: &ranks, now: nil))
         case true?:
             publish(settledChanged: false)
             return (true, .none)
@@ -208,12 +210,14 @@
         return effects
     }
 
-    @inlinable mutating func finish(_ id: OperationID, with result: Result<Outcome, NetworkError>) -> Effects {
+    @inlinable mutating func finish(
+        _ id: OperationID, with result: Result<Outcome, NetworkError>, ranks: inout Ranks, now: Duration?
+    ) -> Effects {
         var effects = Effects.none
         // A mutation's answer is as new as its completion: every read asked before it is older, and the next
         // mutation, whose turn comes now, is newer.
-        let completion = book.tick()
-        guard var operation = book.finish(id, into: &effects) else { return effects }
+        let completion = ranks.draw()
+        guard var operation = book.finish(id, into: &effects, ranks: &ranks) else { return effects }
         var settledChanged = false
         let key: RequestKey?
         var creates = false
@@ -239,7 +243,7 @@
                 }
                 if case .success(let outcome) = result {
                     valueRank = rank
-                    land(outcome, rank: rank, created: creates)
+                    land(outcome, rank: rank, created: creates, now: now)
                 }
                 settledChanged = true
             } else if rank > valueRank, case .success(let outcome) = result, outcome.isAnswer,
@@ -248,7 +252,7 @@
                 // Older than a failure, newer than the value the failure keeps.
                 settled = .failure(error, previous: outcome.value)
                 valueRank = rank
-                land(outcome, rank: rank, created: creates)
+                land(outcome, rank: rank, created: creates, now: now)
                 settledChanged = true
             }
             operation.callers.resumeAll(with: result, into: &effects)
@@ -269,8 +273,8 @@
     }
 
     /// Records what a landed answer means for freshness, validators and the store.
-    @inlinable mutating func land(_ outcome: Outcome, rank: UInt64, created: Bool) {
-        loadedAt = timeline?.now
+    @inlinable mutating func land(_ outcome: Outcome, rank: UInt64, created: Bool, now: Duration?) {
+        loadedAt = now
         if case .validated(_, let answerValidators) = outcome {
             validators = answerValidators
         } else {

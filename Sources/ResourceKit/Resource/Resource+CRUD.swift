@@ -36,8 +36,8 @@ extension Resource where Remote: Readable {
             }
         }
         let session = session
-        let outcome = await perform { machine, call, waiter in
-            machine.askRead(call, waiter, key: key, policy: policy) { kept in
+        let outcome = await perform { machine, call, waiter, ranks in
+            machine.askRead(call, waiter, key: key, policy: policy, ranks: &ranks) { kept in
                 do throws(NetworkError) {
                     let answer = try await session.read(
                         endpoint, as: Remote.ReadResponse.self, keeping: kept, map: Remote.value(fromRead:))
@@ -249,8 +249,8 @@ extension Resource {
         creates: Bool = false,
         _ send: @escaping @Sendable () async throws(NetworkError) -> Outcome
     ) async throws(NetworkError) -> Outcome {
-        let result = await perform { machine, call, waiter in
-            machine.askMutation(call, waiter, optimistic: optimistic, creates: creates) { _ in
+        let result = await perform { machine, call, waiter, ranks in
+            machine.askMutation(call, waiter, optimistic: optimistic, creates: creates, ranks: &ranks) { _ in
                 do throws(NetworkError) {
                     return .success(try await send())
                 } catch {

@@ -43,7 +43,7 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
     @inlinable
     public init(session: NetworkSession, state: ResourceState<Value> = .idle) {
         self.session = session
-        self.storage = Locked(HostStorage(ResourceMachine(state: state, timeline: session.timeline)))
+        self.storage = Locked(HostStorage(ResourceMachine(state: state)))
         self.link = nil
         keyPaths = observedKeyPaths(of: Resource.self) {
             HostKeyPaths(state: \.state, callers: \.waitingCallerCount, observers: \.observerCount)
@@ -133,6 +133,8 @@ extension Resource: MachineHost {
     }
 
     @inlinable var watcher: ObjectEvents<Resource, ResourceMachine<Value>> { ObjectEvents(self) }
+
+    @inlinable var answerTime: Duration? { session.timeline.now }
 }
 
 extension Resource: EventSubject {

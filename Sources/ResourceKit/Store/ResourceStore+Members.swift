@@ -150,7 +150,7 @@ extension ResourceStore {
             made = true
             registry.learnVersions(of: Remote.self)
             var machine = ResourceMachine<Remote.Value>(
-                state: .idle, timeline: session.timeline, sharing: .init(key: readKey, publishes: true))
+                state: .idle, sharing: .init(key: readKey, publishes: true))
             let cached = registry.cache.removeValue(for: item)
             if let live = registry.newestKnown(item), live.rank > cached?.rank ?? 0,
                 let value = live.value as? Remote.Value
@@ -159,11 +159,11 @@ extension ResourceStore {
                 // stale, so that a fresh-only read still asks the server, unless the holder is a list whose items
                 // are whole values (`Listable.itemsAreComplete`): then as fresh as its page.
                 machine = ResourceMachine(
-                    state: .available(value), timeline: session.timeline,
+                    state: .available(value),
                     sharing: .init(key: readKey, publishes: true), settledRank: live.rank, loadedAt: live.loadedAt)
             } else if let cached, let value = cached.value as? Remote.Value {
                 machine = ResourceMachine(
-                    state: .available(value), timeline: session.timeline,
+                    state: .available(value),
                     sharing: .init(key: readKey, publishes: true), settledRank: cached.rank,
                     loadedAt: cached.loadedAt, validators: cached.readKey == readKey ? cached.validators : nil,
                     loadedKey: cached.readKey == readKey ? readKey : nil)
@@ -171,7 +171,7 @@ extension ResourceStore {
                 // Rank 0, older than every answer of this run: an answer to a request sent before the resource was
                 // made (a list's page, say) still replaces it.
                 machine = ResourceMachine(
-                    state: .available(restored.value), timeline: session.timeline,
+                    state: .available(restored.value),
                     sharing: .init(key: readKey, publishes: true), settledRank: 0,
                     loadedAt: restored.age.map { session.timeline.now - $0 }, validators: restored.validators,
                     loadedKey: readKey)
@@ -308,7 +308,7 @@ extension Resource: StoreMember {
     func hear(_ news: any Sendable) {
         guard let news = news as? [ResourceNews<Value>] else { return }
         let now = session.timeline.now
-        run(transition { $0.receive(news, now: now) })
+        run(transition { machine, _ in machine.receive(news, now: now) })
         link?.reportChange(of: self, in: news)
     }
 
