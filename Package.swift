@@ -52,6 +52,7 @@ let package = Package(
         // A module's own tests, which may reach its internals (`@testable`) and nothing above it.
         .testTarget(name: "ResourceKitHTTPTests", dependencies: ["ResourceKitHTTP", "TestSupport"]),
         .testTarget(name: "ResourceKitMachineTests", dependencies: ["ResourceKit"]),
+        .testTarget(name: "ResourceKitEventStreamTests", dependencies: ["ResourceKitEventStream", "TestSupport"]),
         .testTarget(name: "ResourceKitTests", dependencies: allModules + ["TestSupport"]),
         .testTarget(
             name: "ResourceKitTestingTests", dependencies: allModules,

@@ -1,6 +1,6 @@
 import Foundation
-import ResourceKit
 import ResourceKitEventStream
+import ResourceKitHTTP
 import TestSupport
 import Testing
 
