@@ -48,9 +48,11 @@ let package = Package(
             path: "Example"),
         // What the test targets share (seeded random schedules, a trait to run off the cooperative pool); no
         // product has it.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(
+            name: "TestSupport", dependencies: ["ResourceKitHTTP", "ResourceKitTesting"], path: "Tests/TestSupport"),
         // A module's own tests, which may reach its internals (`@testable`) and nothing above it.
-        .testTarget(name: "ResourceKitHTTPTests", dependencies: ["ResourceKitHTTP", "TestSupport"]),
+        .testTarget(
+            name: "ResourceKitHTTPTests", dependencies: ["ResourceKitHTTP", "ResourceKitTesting", "TestSupport"]),
         .testTarget(name: "ResourceKitMachineTests", dependencies: ["ResourceKit"]),
         .testTarget(name: "ResourceKitEventStreamTests", dependencies: ["ResourceKitEventStream", "TestSupport"]),
         .testTarget(name: "ResourceKitTests", dependencies: allModules + ["TestSupport"]),

@@ -1,6 +1,7 @@
 import Foundation
 import ResourceKit
 import ResourceKitTesting
+import TestSupport
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -30,10 +31,6 @@ struct RemotePost: Readable, Creatable, Updatable, Deletable {
 
 func json(_ post: Post) -> String {
     String(decoding: try! JSONEncoder().encode(post), as: UTF8.self)
-}
-
-func makeSession(_ transport: any HTTPTransport, logger: any NetworkLogging = SilentLogger()) -> NetworkSession {
-    NetworkSession(baseURL: "http://test.local/api", transport: transport, logger: logger)
 }
 
 /// A session with no deadline, for the model tests: the reference models know nothing of time, and a

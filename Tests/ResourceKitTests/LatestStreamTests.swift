@@ -1,6 +1,7 @@
 import Foundation
 import ResourceKit
 import ResourceKitTesting
+import TestSupport
 import Testing
 
 /// `states(buffering: .latest)`: the newest state, in order, each once; an unread stream holds nothing, and a

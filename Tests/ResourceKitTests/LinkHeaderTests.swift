@@ -1,5 +1,6 @@
 import Foundation
 import ResourceKit
+import TestSupport
 import Testing
 
 @Suite(.timeLimit(.minutes(1))) struct LinkHeaderTests {

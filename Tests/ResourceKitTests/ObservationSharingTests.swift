@@ -2,6 +2,7 @@ import Foundation
 import Observation
 import ResourceKit
 import ResourceKitTesting
+import TestSupport
 import Testing
 
 /// Objects of one type share the key path they name to Observation; tracking stays per object.

@@ -2,6 +2,7 @@ import Foundation
 import Observation
 import ResourceKit
 import ResourceKitTesting
+import TestSupport
 import Testing
 
 /// What Observation reported of one tracking of `read`: the latch opens at the first change, and `heard` is

@@ -2,6 +2,7 @@ import Foundation
 import Observation
 import ResourceKit
 import ResourceKitTesting
+import TestSupport
 import Testing
 
 #if canImport(FoundationNetworking)

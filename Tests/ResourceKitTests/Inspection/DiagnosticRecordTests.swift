@@ -2,6 +2,7 @@ import Foundation
 import ResourceKit
 import ResourceKitInspection
 import ResourceKitTesting
+import TestSupport
 import Testing
 
 /// Every property of an event, the ones `line(_:)` leaves out included: the emitting thread records events in

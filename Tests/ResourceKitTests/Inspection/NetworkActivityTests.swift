@@ -3,6 +3,7 @@ import Observation
 import ResourceKit
 import ResourceKitInspection
 import ResourceKitTesting
+import TestSupport
 import Testing
 
 #if canImport(FoundationNetworking)

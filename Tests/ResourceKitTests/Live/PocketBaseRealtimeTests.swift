@@ -4,6 +4,7 @@ import ResourceKitEventStream
 import ResourceKitPocketBase
 import ResourceKitTesting
 import Synchronization
+import TestSupport
 import Testing
 
 #if canImport(FoundationNetworking)

@@ -2,6 +2,7 @@ import Foundation
 import ResourceKit
 import ResourceKitPersistence
 import ResourceKitTesting
+import TestSupport
 import Testing
 
 /// Posts whose entries and kept changes go under a name of their own: the way a type keeps its name across a

@@ -2,6 +2,7 @@ import Foundation
 import ResourceKit
 import ResourceKitTesting
 import ResourceKitTransfer
+import TestSupport
 import Testing
 
 #if canImport(FoundationNetworking)

@@ -1,24 +1,24 @@
-import ResourceKit
+import ResourceKitHTTP
 import ResourceKitTesting
 
 /// State that a test or a test double changes while another task waits for it: a lock whose every change
 /// raises `Changes` (the testing kit's), so that `waitUntil` re-checks its condition when something changed, and at no other time.
-final class Watched<Value>: Sendable {
+package final class Watched<Value>: Sendable {
     private let lock: Locked<Value>
 
-    init(_ value: Value) { lock = Locked(value) }
+    package init(_ value: Value) { lock = Locked(value) }
 
     /// The value now. It raises nothing, so a `waitUntil` condition may read it.
-    var value: Value { lock.withLock { $0 } }
+    package var value: Value { lock.withLock { $0 } }
 
     /// Reads part of the value; raises nothing.
-    func read<Result>(_ body: (Value) throws -> Result) rethrows -> Result {
+    package func read<Result>(_ body: (Value) throws -> Result) rethrows -> Result {
         try lock.withLock { try body($0) }
     }
 
     /// Changes the value, then tells the waiting tests. Never call it from a `waitUntil` condition: each call
     /// would wake the wait again.
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         defer { Changes.raise() }
         return try lock.withLock(body)
     }

@@ -1,4 +1,4 @@
-import ResourceKit
+import ResourceKitHTTP
 import ResourceKitTesting
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
-import ResourceKit
+import ResourceKitHTTP
 import ResourceKitTesting
+import TestSupport
 import Testing
 
 /// Every `Double` a policy turns into a `Duration`: out-of-range inputs are clamped, never a trap. Waits run on

@@ -1,5 +1,5 @@
 import Foundation
-import ResourceKit
+import ResourceKitHTTP
 import Testing
 
 /// An event's kind and a log level are written as their names, the stable part a log file or a devtool keeps,
