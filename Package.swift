@@ -54,7 +54,12 @@ let package = Package(
         .testTarget(
             name: "ResourceKitHTTPTests", dependencies: ["ResourceKitHTTP", "ResourceKitTesting", "TestSupport"]),
         .testTarget(name: "ResourceKitMachineTests", dependencies: ["ResourceKit"]),
-        .testTarget(name: "ResourceKitEventStreamTests", dependencies: ["ResourceKitEventStream", "TestSupport"]),
+        .testTarget(
+            name: "ResourceKitEventStreamTests",
+            dependencies: ["ResourceKitEventStream", "ResourceKitTesting", "TestSupport"]),
+        .testTarget(
+            name: "ResourceKitTransferTests",
+            dependencies: ["ResourceKitTransfer", "ResourceKitTesting", "TestSupport"]),
         .testTarget(name: "ResourceKitTests", dependencies: allModules + ["TestSupport"]),
         .testTarget(
             name: "ResourceKitTestingTests", dependencies: allModules,

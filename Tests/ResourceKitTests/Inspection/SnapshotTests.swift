@@ -2,6 +2,7 @@ import Foundation
 import ResourceKit
 import ResourceKitInspection
 import ResourceKitTesting
+import TestSupport
 import Testing
 
 #if canImport(FoundationNetworking)

@@ -1,6 +1,7 @@
 import Foundation
 import ResourceKit
 import ResourceKitTesting
+import TestSupport
 import Testing
 
 @testable import ResourceKitPersistence

@@ -2,6 +2,7 @@ import Foundation
 import ResourceKit
 import ResourceKitTesting
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import ResourceKitPersistence

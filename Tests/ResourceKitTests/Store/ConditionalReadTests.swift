@@ -2,6 +2,7 @@ import Foundation
 import ResourceKit
 import ResourceKitTesting
 import Synchronization
+import TestSupport
 import Testing
 
 #if canImport(FoundationNetworking)

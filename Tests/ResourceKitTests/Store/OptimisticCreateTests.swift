@@ -1,6 +1,7 @@
 import Foundation
 import ResourceKit
 import ResourceKitTesting
+import TestSupport
 import Testing
 
 /// Optimistic creates: a placeholder shown at once in the list that creates and where the store's other lists

@@ -1,6 +1,7 @@
 import Foundation
 import ResourceKit
 import ResourceKitTesting
+import TestSupport
 import Testing
 
 /// Optimistic updates and deletes: shown at once everywhere, confirmed by the server's answer or rolled back.

@@ -2,6 +2,7 @@ import Foundation
 import ResourceKit
 import ResourceKitTesting
 import Synchronization
+import TestSupport
 
 /// Lists of posts, one per feed name; every feed lists every post. The "latest" feed puts a post created
 /// elsewhere at its start, "oldest" at its end, the others leave it out.

@@ -1,6 +1,7 @@
 import Foundation
 import ResourceKit
 import ResourceKitTesting
+import TestSupport
 import Testing
 
 /// One object per key, one request for concurrent readers, and one truth per item across live holders.

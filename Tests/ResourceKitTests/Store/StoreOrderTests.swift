@@ -1,6 +1,7 @@
 import Foundation
 import ResourceKit
 import ResourceKitTesting
+import TestSupport
 import Testing
 
 /// The order rule across holders: an answer asked before a change completed elsewhere never lands over it.

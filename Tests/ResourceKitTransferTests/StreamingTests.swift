@@ -1,7 +1,7 @@
 import Foundation
-import ResourceKit
 import ResourceKitTesting
 import ResourceKitTransfer
+import TestSupport
 import Testing
 
 @testable import ResourceKitHTTP

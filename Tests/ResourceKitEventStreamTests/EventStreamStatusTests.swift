@@ -1,6 +1,6 @@
 import Foundation
-import ResourceKit
 import ResourceKitEventStream
+import ResourceKitHTTP
 import ResourceKitTesting
 import Synchronization
 import Testing

@@ -1,5 +1,5 @@
 import Foundation
-import ResourceKit
+import ResourceKitHTTP
 import ResourceKitTesting
 import ResourceKitTransfer
 import TestSupport

@@ -1,16 +1,16 @@
-import Foundation
-import ResourceKit
-import ResourceKitTesting
-import TestSupport
+package import ResourceKitHTTP
 
 #if canImport(FoundationNetworking)
-    import FoundationNetworking
+    import Foundation
+    package import FoundationNetworking
+#else
+    package import Foundation
 #endif
 
 /// A transport that holds every request until the test answers it, by arrival index, so a test decides the
 /// order of every answer. Cancelling the caller ends a held request with `.cancelled` and records it.
-final class ControlledTransport: HTTPTransport {
-    typealias Answer = Result<HTTPResponse, NetworkError>
+package final class ControlledTransport: HTTPTransport {
+    package typealias Answer = Result<HTTPResponse, NetworkError>
 
     private struct State {
         var requests: [URLRequest] = []
@@ -22,11 +22,13 @@ final class ControlledTransport: HTTPTransport {
 
     private let state = Watched(State())
 
-    var requests: [URLRequest] { state.read { $0.requests } }
-    var requestCount: Int { state.read { $0.requests.count } }
-    var cancelledRequests: Set<Int> { state.read { $0.cancelled } }
+    package init() {}
 
-    func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
+    package var requests: [URLRequest] { state.read { $0.requests } }
+    package var requestCount: Int { state.read { $0.requests.count } }
+    package var cancelledRequests: Set<Int> { state.read { $0.cancelled } }
+
+    package func send(_ request: URLRequest) async throws(NetworkError) -> HTTPResponse {
         let index = state.withLock { state in
             state.requests.append(request)
             return state.requests.count - 1
@@ -57,7 +59,7 @@ final class ControlledTransport: HTTPTransport {
     }
 
     /// Answers request `index` (counted from 0 in arrival order).
-    func answer(_ index: Int, _ answer: Answer) {
+    package func answer(_ index: Int, _ answer: Answer) {
         let held = state.withLock { state -> CheckedContinuation<Answer, Never>? in
             if let held = state.held.removeValue(forKey: index) { return held }
             state.early[index] = answer
@@ -66,25 +68,25 @@ final class ControlledTransport: HTTPTransport {
         held?.resume(returning: answer)
     }
 
-    func answer(_ index: Int, json: String, status: Int = 200, headers: HTTPHeaders = [:]) {
+    package func answer(_ index: Int, json: String, status: Int = 200, headers: HTTPHeaders = [:]) {
         answer(index, .success(HTTPResponse(statusCode: status, headers: headers, body: Data(json.utf8))))
     }
 
     /// Whether request `index` is held, waiting for an answer.
-    func isHeld(_ index: Int) -> Bool { state.read { $0.held[index] != nil } }
+    package func isHeld(_ index: Int) -> Bool { state.read { $0.held[index] != nil } }
 
     /// Waits until at least `count` requests have arrived.
-    func waitForRequests(_ count: Int) async throws {
+    package func waitForRequests(_ count: Int) async throws {
         try await waitUntil("\(count) requests", seen: { "\(self.requestCount)" }) { requestCount >= count }
     }
 
     /// Waits until request `index` is held, waiting for its answer (it arrives a moment before that).
-    func waitUntilHeld(_ index: Int) async throws {
+    package func waitUntilHeld(_ index: Int) async throws {
         try await waitUntil("request \(index) is held") { isHeld(index) }
     }
 
     /// Waits until request `index` has ended (answered or cancelled) inside the transport.
-    func waitUntilFinished(_ index: Int) async throws {
+    package func waitUntilFinished(_ index: Int) async throws {
         try await waitUntil("request \(index) ends") { state.read { $0.finished.contains(index) } }
     }
 }
