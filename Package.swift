@@ -60,7 +60,14 @@ let package = Package(
         .testTarget(
             name: "ResourceKitTransferTests",
             dependencies: ["ResourceKitTransfer", "ResourceKitTesting", "TestSupport"]),
-        .testTarget(name: "ResourceKitTests", dependencies: allModules + ["TestSupport"]),
+        // Posts and feeds, for the tests of the core and the modules beside it.
+        .target(
+            name: "StoreTestSupport", dependencies: ["ResourceKit", "ResourceKitTesting", "TestSupport"],
+            path: "Tests/StoreTestSupport"),
+        .testTarget(
+            name: "ResourceKitPersistenceTests",
+            dependencies: ["ResourceKitPersistence", "ResourceKitTesting", "TestSupport", "StoreTestSupport"]),
+        .testTarget(name: "ResourceKitTests", dependencies: allModules + ["TestSupport", "StoreTestSupport"]),
         .testTarget(
             name: "ResourceKitTestingTests", dependencies: allModules,
             // Read from the source tree by PocketBaseParityTests; Scripts/capture-pocketbase writes them.

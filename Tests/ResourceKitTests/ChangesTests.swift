@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import ResourceKit
 import ResourceKitTesting
+import StoreTestSupport
 import TestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import ResourceKitTesting
+import StoreTestSupport
 import TestSupport
 import Testing
 

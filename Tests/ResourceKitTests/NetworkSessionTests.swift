@@ -2,6 +2,7 @@ import Foundation
 import ResourceKit
 import ResourceKitPocketBase
 import ResourceKitTesting
+import StoreTestSupport
 import TestSupport
 import Testing
 

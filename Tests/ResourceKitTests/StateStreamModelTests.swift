@@ -1,6 +1,7 @@
 import Foundation
 import ResourceKit
 import ResourceKitTesting
+import StoreTestSupport
 import TestSupport
 import Testing
 

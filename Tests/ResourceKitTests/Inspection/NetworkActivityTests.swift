@@ -3,6 +3,7 @@ import Observation
 import ResourceKit
 import ResourceKitInspection
 import ResourceKitTesting
+import StoreTestSupport
 import TestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import ResourceKit
 import ResourceKitInspection
 import ResourceKitTesting
+import StoreTestSupport
 import Testing
 
 /// What an object's events owe to its lock: they follow its transitions in order from every thread, and the name

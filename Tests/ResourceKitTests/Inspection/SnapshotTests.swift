@@ -2,6 +2,7 @@ import Foundation
 import ResourceKit
 import ResourceKitInspection
 import ResourceKitTesting
+import StoreTestSupport
 import TestSupport
 import Testing
 

@@ -3,6 +3,7 @@ import ResourceKit
 import ResourceKitEventStream
 import ResourceKitPocketBase
 import ResourceKitTesting
+import StoreTestSupport
 import Synchronization
 import TestSupport
 import Testing

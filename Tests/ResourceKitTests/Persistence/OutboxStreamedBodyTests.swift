@@ -3,6 +3,7 @@ import ResourceKit
 import ResourceKitPersistence
 import ResourceKitTesting
 import ResourceKitTransfer
+import StoreTestSupport
 import Testing
 
 /// A post whose update uploads a file: the outbox does not keep it.

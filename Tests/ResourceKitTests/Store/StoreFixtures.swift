@@ -1,40 +1,9 @@
 import Foundation
 import ResourceKit
 import ResourceKitTesting
+import StoreTestSupport
 import Synchronization
 import TestSupport
-
-/// Lists of posts, one per feed name; every feed lists every post. The "latest" feed puts a post created
-/// elsewhere at its start, "oldest" at its end, the others leave it out.
-struct RemoteFeed: Listable, Creatable, Updatable, Deletable {
-    typealias Value = Post
-    typealias Item = Post
-    typealias ListRequest = String
-    typealias ListResponse = PageEnvelope<Post>
-    static let pagination = PageNumberPagination(pageSize: 50)
-    static func listEndpoint(for feed: String) -> Endpoint { Endpoint(.get, "posts").setting(query: "feed", to: feed) }
-    static func placement(ofCreated item: Post, in feed: String) -> ListPlacement {
-        switch feed {
-        case "latest": .start
-        case "oldest": .end
-        default: .omitted
-        }
-    }
-    static func createEndpoint(for post: Post) -> Endpoint { Endpoint(.post, "posts", body: .json(post)) }
-    static func updateEndpoint(for post: Post) -> Endpoint {
-        Endpoint(.patch, "posts", body: .json(post)).appending(id: post.id)
-    }
-    static func deleteEndpoint(for post: Post) -> Endpoint { Endpoint(.delete, "posts").appending(id: post.id) }
-}
-
-/// Another way to read a post: a different `Remote` type for the same item, so a different object.
-struct RemotePostPreview: Readable {
-    typealias Value = Post
-    typealias ReadRequest = String
-    static func readEndpoint(for id: String) -> Endpoint {
-        Endpoint(.get, "posts").appending(id: id).setting(query: "preview", to: "1")
-    }
-}
 
 /// Posts that stay fresh for 5 seconds.
 struct RemoteCachedPost: Readable {

@@ -1,6 +1,7 @@
 import Foundation
 import ResourceKit
 import ResourceKitTesting
+import StoreTestSupport
 import Testing
 
 /// What a store's resource counts as loaded, and what keeps a store alive.

@@ -1,6 +1,7 @@
 import Foundation
 import ResourceKit
 import ResourceKitTesting
+import StoreTestSupport
 import Testing
 
 /// The store's memory bound: at most `capacity` values of resources nobody holds.

@@ -2,6 +2,7 @@ import Foundation
 import Observation
 import ResourceKit
 import ResourceKitTesting
+import StoreTestSupport
 import TestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import ResourceKit
 import ResourceKitPersistence
 import ResourceKitTesting
+import StoreTestSupport
 import Synchronization
 import Testing
 
@@ -34,7 +35,7 @@ extension OutboxTests {
             #expect(feed.items.map(\.id) == ["42", "43"])
             #expect(
                 store.outbox?.pending.map(\.typeName) == [
-                    "list:ResourceKitTests.RemoteFeed", "list:ResourceKitTests.RemoteFeed",
+                    "list:StoreTestSupport.RemoteFeed", "list:StoreTestSupport.RemoteFeed",
                 ])
             await store.persistence?.flush()
         }

@@ -2,6 +2,7 @@ import Foundation
 import ResourceKit
 import ResourceKitPersistence
 import ResourceKitTesting
+import StoreTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)

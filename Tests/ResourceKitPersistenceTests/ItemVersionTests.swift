@@ -2,6 +2,7 @@ import Foundation
 import ResourceKit
 import ResourceKitPersistence
 import ResourceKitTesting
+import StoreTestSupport
 import Testing
 
 /// The version of an item belongs to the item, not to the holder that read it: whatever another holder of the

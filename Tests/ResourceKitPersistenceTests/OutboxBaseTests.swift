@@ -2,6 +2,7 @@ import Foundation
 import ResourceKit
 import ResourceKitPersistence
 import ResourceKitTesting
+import StoreTestSupport
 import Testing
 
 /// The endpoints and pages of `RemoteFeed`, for a list type that differs from it only in its items' versions.
