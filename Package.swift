@@ -67,6 +67,9 @@ let package = Package(
         .testTarget(
             name: "ResourceKitPersistenceTests",
             dependencies: ["ResourceKitPersistence", "ResourceKitTesting", "TestSupport", "StoreTestSupport"]),
+        .testTarget(
+            name: "ResourceKitPocketBaseTests",
+            dependencies: ["ResourceKitPocketBase", "ResourceKitTesting", "TestSupport", "StoreTestSupport"]),
         .testTarget(name: "ResourceKitTests", dependencies: allModules + ["TestSupport", "StoreTestSupport"]),
         .testTarget(
             name: "ResourceKitTestingTests", dependencies: allModules,
