@@ -68,6 +68,9 @@ let package = Package(
             name: "ResourceKitPersistenceTests",
             dependencies: ["ResourceKitPersistence", "ResourceKitTesting", "TestSupport", "StoreTestSupport"]),
         .testTarget(
+            name: "ResourceKitInspectionTests",
+            dependencies: ["ResourceKitInspection", "ResourceKitTesting", "TestSupport", "StoreTestSupport"]),
+        .testTarget(
             name: "ResourceKitPocketBaseTests",
             dependencies: ["ResourceKitPocketBase", "ResourceKitTesting", "TestSupport", "StoreTestSupport"]),
         .testTarget(name: "ResourceKitTests", dependencies: allModules + ["TestSupport", "StoreTestSupport"]),

@@ -49,19 +49,6 @@ struct RemoteCountedPost: Readable {
     static func readEndpoint(for id: String) -> Endpoint { Endpoint(.get, "posts").appending(id: id) }
 }
 
-let storePosts = [Post(id: "41", title: "Forty-one"), Post(id: "42", title: "Hello"), Post(id: "43", title: "Bye")]
-
-/// A backend with three posts, a session on it without deadlines, and a store.
-func makeStore(
-    capacity: Int = 1_000, clock: ManualClock = ManualClock()
-) throws -> (ResourceStore, InMemoryBackend) {
-    let backend = InMemoryBackend(basePath: "/api")
-    backend.addCollection("posts")
-    try backend.seed(storePosts, into: "posts")
-    let session = NetworkSession(baseURL: "http://test.local/api", transport: backend, timeLimit: nil, clock: clock)
-    return (ResourceStore(session: session, capacity: capacity), backend)
-}
-
 /// A page envelope of posts, for a `ControlledTransport` answer.
 func feedPage(_ posts: [Post]) -> HTTPResponse {
     struct Body: Encodable {
@@ -72,8 +59,4 @@ func feedPage(_ posts: [Post]) -> HTTPResponse {
         var items: [Post]
     }
     return HTTPResponse(statusCode: 200, body: try! JSONEncoder().encode(Body(totalItems: posts.count, items: posts)))
-}
-
-func postResponse(_ post: Post) -> HTTPResponse {
-    HTTPResponse(statusCode: 200, body: try! JSONEncoder().encode(post))
 }
