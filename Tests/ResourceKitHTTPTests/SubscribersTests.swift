@@ -1,5 +1,7 @@
+import Dispatch
 import ResourceKitHTTP
 import ResourceKitTesting
+import TestSupport
 import Testing
 
 /// The one multicast stream of the package: every stream gets an owner's changes in the order the owner made
@@ -46,7 +48,36 @@ import Testing
         #expect(!owner.withLock { $0.streams.isEmpty })
         reader.cancel()
         await reader.value
+        // Its end is recorded without the owner's lock; the owner's next change drops it.
+        owner.withLock { owner in
+            owner.value += 1
+            owner.streams.yield(owner.value)
+        }
         #expect(owner.withLock { $0.streams.isEmpty })
+    }
+
+    /// A stream's termination can run inside the runtime's lock of its reading task (a cancellation), and a
+    /// yield under the owner's lock takes that runtime lock to wake the reader: a termination that took the
+    /// owner's lock deadlocked against a yield (found under the thread sanitizer, a reader cancelled while the
+    /// store told its membership watchers of a change). Here a stream ends on another thread while the owner
+    /// is locked: it must end without waiting for the lock.
+    @Test(.offThePool) func aStreamsEndNeverWaitsForItsOwnersLock() async throws {
+        let owner = Locked(Owner())
+        let stream = owner.stream(\.streams)
+        let continuation = try #require(owner.withLock { $0.streams.removeAll() }.first)
+        let ended = DispatchSemaphore(value: 0)
+        let endedWhileLocked = owner.withLock { _ in
+            DispatchQueue.global().async {
+                continuation.finish()
+                ended.signal()
+            }
+            // Bounds the failure only: a termination that waits for the lock never signals while it is held.
+            return ended.wait(timeout: .now() + .seconds(30)) == .success
+        }
+        #expect(endedWhileLocked, "the stream's end waited for its owner's lock")
+        if !endedWhileLocked { ended.wait() }
+        var iterator = stream.makeAsyncIterator()
+        #expect(await iterator.next() == nil)
     }
 
     @Test func aStreamMadeAfterTheEndGetsTheLastValueAndEnds() async {

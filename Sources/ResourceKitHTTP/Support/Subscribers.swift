@@ -3,43 +3,64 @@
 /// own critical sections. The one ordering rule: a change is yielded to every stream under the lock that made
 /// it, so each stream gets the object's changes in the order the object made them, from any thread.
 ///
-/// ``Locked/stream(_:buffering:first:)`` makes and registers a stream, which unregisters itself when its reader
-/// stops. Finishing the streams (``removeAll()``) happens after the lock: finishing runs each stream's
-/// termination, which takes the lock to unregister it.
+/// A stream's end never takes the owner's lock. Its termination can run inside the Swift runtime's lock of the
+/// reading task (a cancellation), and a yield under the owner's lock takes that same runtime lock to wake the
+/// reader: a termination that waited for the owner's lock would wait for a yield that waits for it. So an
+/// ended stream only records its end in a lock of its own (`departures`), and the owner's next change or
+/// registration drops it; a change yielded to it meanwhile goes nowhere.
+///
+/// ``Locked/stream(_:buffering:first:)`` makes and registers a stream. Finishing the streams
+/// (``removeAll()``) happens after the owner's lock, like every wake-up that need not keep the order.
 package struct Subscribers<Element: Sendable>: Sendable {
     private var continuations: [UInt64: AsyncStream<Element>.Continuation] = [:]
     private var next: UInt64 = 0
+    /// The keys of streams that ended since the owner last changed, recorded by their terminations.
+    private let departures = Locked<[UInt64]>([])
 
     package init() {}
 
-    /// Whether no stream is registered.
+    /// Whether no stream is registered; a stream whose reader stopped counts until the next change.
     package var isEmpty: Bool { continuations.isEmpty }
 
     /// Yields `element` to every stream; call it under the owner's lock.
-    package func yield(_ element: Element) {
+    package mutating func yield(_ element: Element) {
+        dropDepartures()
         for continuation in continuations.values { continuation.yield(element) }
     }
 
     /// Unregisters every stream and returns them, to finish after the owner's lock.
     package mutating func removeAll() -> [AsyncStream<Element>.Continuation] {
-        defer { continuations = [:] }
+        defer {
+            continuations = [:]
+            departures.withLock { $0.removeAll() }
+        }
         return Array(continuations.values)
     }
 
     fileprivate mutating func add(_ continuation: AsyncStream<Element>.Continuation) -> UInt64 {
+        dropDepartures()
         next &+= 1
         continuations[next] = continuation
+        let (key, departures) = (next, departures)
+        continuation.onTermination = { _ in departures.withLock { $0.append(key) } }
         return next
     }
 
-    fileprivate mutating func remove(_ key: UInt64) { continuations[key] = nil }
+    /// Unregisters the streams that ended since the last change.
+    private mutating func dropDepartures() {
+        let ended = departures.withLock { ended in
+            defer { ended.removeAll() }
+            return ended
+        }
+        for key in ended { continuations[key] = nil }
+    }
 }
 
 extension Locked {
     /// A new stream of the ``Subscribers`` at `path` in the locked value: it first gets what `first` reads under
     /// the same lock, if anything, then every element yielded there. It is not registered when `first` says the
     /// stream is over already (its second value `true`): it ends after its first element. Cancelling the task
-    /// that reads it unregisters it.
+    /// that reads it, or dropping it, unregisters it at the owner's next change.
     /// - Parameters:
     ///   - path: Where the subscribers are.
     ///   - buffering: How the stream buffers what its reader has not read.
@@ -55,11 +76,7 @@ extension Locked {
             if let element { continuation.yield(element) }
             return ends ? nil : value[keyPath: path].add(continuation)
         }
-        guard let key else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in self?.withLock { $0[keyPath: path].remove(key) } }
+        if key == nil { continuation.finish() }
         return stream
     }
 }
