@@ -37,13 +37,14 @@ package struct Subscribers<Element: Sendable>: Sendable {
         return Array(continuations.values)
     }
 
-    fileprivate mutating func add(_ continuation: AsyncStream<Element>.Continuation) -> UInt64 {
+    /// Registers a stream; returns its key and where its termination records its end.
+    fileprivate mutating func add(
+        _ continuation: AsyncStream<Element>.Continuation
+    ) -> (key: UInt64, departures: Locked<[UInt64]>) {
         dropDepartures()
         next &+= 1
         continuations[next] = continuation
-        let (key, departures) = (next, departures)
-        continuation.onTermination = { _ in departures.withLock { $0.append(key) } }
-        return next
+        return (next, departures)
     }
 
     /// Unregisters the streams that ended since the last change.
@@ -71,12 +72,17 @@ extension Locked {
         first: (Value) -> (element: Element?, ends: Bool) = { _ in (nil, false) }
     ) -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: buffering)
-        let key = withLock { value -> UInt64? in
+        let registered = withLock { value -> (key: UInt64, departures: Locked<[UInt64]>)? in
             let (element, ends) = first(value)
             if let element { continuation.yield(element) }
             return ends ? nil : value[keyPath: path].add(continuation)
         }
-        if key == nil { continuation.finish() }
+        guard let registered else {
+            continuation.finish()
+            return stream
+        }
+        // Never the owner's lock (see ``Subscribers``): the end is recorded, and dropped at the next change.
+        continuation.onTermination = { _ in registered.departures.withLock { $0.append(registered.key) } }
         return stream
     }
 }
