@@ -1,6 +1,7 @@
 import Foundation
 import ResourceKit
 import ResourceKitTesting
+import StoreTestSupport
 import Synchronization
 import TestSupport
 import Testing
@@ -98,7 +99,9 @@ extension DiskPostSuites {
             let persistence = StorePersistence(storage: storage, writeDelay: .seconds(60))
             let store = ResourceStore(session: session(backend), persistence: persistence)
             do { try await store.resource(RemoteDiskPost.self, id: "42").read("42") }
+            // The write queued for the resource holds it until the flush.
             await persistence.flush()
+            await waitForLiveCount(0, in: store)
             let live = store.resource(RemoteDiskPost.self, id: "43")
             try await live.read("43")
             store.apply(.deleted("42"), as: RemoteDiskPost.self)
@@ -130,7 +133,9 @@ extension DiskPostSuites {
             let persistence = StorePersistence(storage: try FileEntryStorage(directory: directory))
             let store = ResourceStore(session: session(backend), persistence: persistence)
             do { try await store.resource(RemoteDiskPost.self, id: "42").read("42") }
+            // The write queued for the resource holds it until the flush.
             await persistence.flush()
+            await waitForLiveCount(0, in: store)
             #expect(try persistence.storage.entry(for: key42) != nil)
             store.apply(.deleted("42"), as: RemoteDiskPost.self)
             await persistence.flush()

@@ -21,3 +21,11 @@ package func makeStore(
 package func postResponse(_ post: Post) -> HTTPResponse {
     HTTPResponse(statusCode: 200, body: try! JSONEncoder().encode(post))
 }
+
+/// Waits until the store holds `count` live resources and lists. An object can outlive the call that used it by
+/// a moment: the task that ran its operation lets it go just after it answers the caller. Each object that goes
+/// away tells the store's membership watchers, so this wakes on each change, never on a timer.
+package func waitForLiveCount(_ count: Int, in store: ResourceStore) async {
+    var changes = store.membershipChanges().makeAsyncIterator()
+    while store.liveCount != count, await changes.next() != nil {}
+}

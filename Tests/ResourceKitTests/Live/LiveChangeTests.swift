@@ -163,6 +163,7 @@ private func answer(_ post: RevisedPost) -> HTTPResponse {
             transport.answer(0, .success(answer(revised(5))))
             _ = try await reading.value
         }
+        await waitForLiveCount(0, in: store)
         #expect(store.liveCount == 0)
         store.apply(.updated(revised(4)), as: RemoteRevisedPost.self)
         #expect(store.resource(RemoteRevisedPost.self, id: "7").state == .available(revised(5)))

@@ -38,6 +38,7 @@ import Testing
             #expect(store.liveCount == 2)
             #expect(store.list(RemoteFeed.self, request: "all") === list)
         }
+        await waitForLiveCount(0, in: store)
         #expect(weakResource == nil)
         #expect(weakList == nil)
         #expect(store.liveCount == 0)
@@ -49,6 +50,7 @@ import Testing
     @Test func aFreedResourceLeavesItsValueAndANewOneStartsFromIt() async throws {
         let (store, backend) = try makeStore()
         do { try await store.resource(RemotePost.self, id: "42").read("42") }
+        await waitForLiveCount(0, in: store)
         #expect(store.liveCount == 0)
         #expect(store.rememberedCount == 1)
         let again = store.resource(RemotePost.self, id: "42")

@@ -50,6 +50,7 @@ import Testing
             _ = try await list.loadFirstPage()
             #expect(store.resource(RemotePost.self, id: "43").state == .available(storePosts[2]))
         }
+        await waitForLiveCount(0, in: store)
         #expect(store.liveCount == 0)
         #expect(store.rememberedCount == 2)
         backend.clearLog()

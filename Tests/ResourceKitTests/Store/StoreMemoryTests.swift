@@ -23,6 +23,7 @@ import Testing
             try await resource.read(post.id)
             #expect(store.rememberedCount <= 1_000)
         }
+        await waitForLiveCount(1, in: store)
         #expect(store.rememberedCount == 1_000)
         #expect(store.liveCount == 1)
         #expect(observed.state == .available(posts[0]))
@@ -39,6 +40,7 @@ import Testing
     @Test func aRememberedValueFollowsUpdatesMadeElsewhere() async throws {
         let (store, _) = try makeStore()
         do { try await store.resource(RemotePost.self, id: "42").read("42") }
+        await waitForLiveCount(0, in: store)
         #expect(store.rememberedCount == 1)
         let edited = Post(id: "42", title: "Edited")
         do {
@@ -46,6 +48,7 @@ import Testing
             try await list.loadFirstPage()
             try await list.update(edited)
         }
+        await waitForLiveCount(0, in: store)
         #expect(store.liveCount == 0)
         // Nobody held post 42's resource, but the store's memory of it is not stale.
         #expect(store.resource(RemotePost.self, id: "42").state == .available(edited))
@@ -65,6 +68,7 @@ import Testing
     @Test func aCapacityOfZeroRemembersNothing() async throws {
         let (store, backend) = try makeStore(capacity: 0)
         do { try await store.resource(RemotePost.self, id: "42").read("42") }
+        await waitForLiveCount(0, in: store)
         #expect(store.rememberedCount == 0)
         #expect(store.resource(RemotePost.self, id: "42").state == .idle)
         #expect(ResourceStore(session: store.session, capacity: -5).capacity == 0)
