@@ -111,7 +111,10 @@ import Testing
         let feed = store.list(RemoteFeed.self, request: "latest")
         let polling = Task { await feed.poll(every: .seconds(10), jitter: .none) }
         defer { polling.cancel() }
-        try await tick()
+        // Settled: the poller has handled this wake, unobserved, before the list is observed. With `tick()`
+        // alone, it could look after `recordStates()`, poll at once, and the second tick poll again before
+        // the first wait below reads one request.
+        try await settledTick()
         #expect(reads(backend) == 0)
         let states = feed.recordStates()
         defer { states.stop() }
