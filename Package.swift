@@ -42,7 +42,7 @@ let package = Package(
         .executableTarget(
             name: "Example",
             dependencies: [
-                "ResourceKit", "ResourceKitTransfer", "ResourceKitEventStream", "ResourceKitInspection",
+                "ResourceKit", "ResourceKitTransfer", "ResourceKitEventStream",
                 "ResourceKitPersistence", "ResourceKitPocketBase", "ResourceKitTesting",
             ],
             path: "Example"),
@@ -67,9 +67,6 @@ let package = Package(
         .testTarget(
             name: "ResourceKitPersistenceTests",
             dependencies: ["ResourceKitPersistence", "ResourceKitTesting", "TestSupport", "StoreTestSupport"]),
-        .testTarget(
-            name: "ResourceKitInspectionTests",
-            dependencies: ["ResourceKitInspection", "ResourceKitTesting", "TestSupport", "StoreTestSupport"]),
         .testTarget(
             name: "ResourceKitPocketBaseTests",
             dependencies: ["ResourceKitPocketBase", "ResourceKitTesting", "TestSupport", "StoreTestSupport"]),

@@ -1,6 +1,5 @@
 import Foundation
 import ResourceKit
-import ResourceKitInspection
 
 /// `--inspect`: the library's live picture between the example's steps — the store's objects and their
 /// states, the session's requests in flight, and the events since the last picture.

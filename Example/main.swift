@@ -5,7 +5,6 @@
 //                                          which conflicts with another device's edit and is resolved)
 import Foundation
 import ResourceKit
-import ResourceKitInspection
 import ResourceKitPocketBase
 import ResourceKitTesting
 import ResourceKitTransfer

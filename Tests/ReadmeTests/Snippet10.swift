@@ -1,7 +1,7 @@
-// Copied verbatim from README.md; ReadmeTests checks that they stay the same.
+// Copied verbatim from the "Snapshots" section of ResourceKit's "Logging and request events" article, which
+// ReadmeTests checks; `import ResourceKit` alone brings the feed, the activity and both snapshots.
 import Foundation
 import ResourceKit
-import ResourceKitInspection
 
 func watchTheLibrary(session: NetworkSession, store: ResourceStore) async throws {
     let feed = Task {

@@ -1,32 +1,32 @@
 /// What the store tells an inspection of one live resource or list (ResourceKitInspection's `ObjectSnapshot`
 /// is made of it): read under the object's lock, nothing kept.
-package struct ObjectInspection: Sendable {
-    package var label: String
+struct ObjectInspection: Sendable {
+    var label: String
     /// The state's case, never its value.
-    package var state: String
-    package var observers: Int
+    var state: String
+    var observers: Int
     /// What its machine tells.
-    package var machine: MachineInspection
+    var machine: MachineInspection
 }
 
 /// One value the store remembers, as an inspection sees it.
-package struct RememberedInspection: Sendable {
-    package var itemType: String
-    package var id: String
+struct RememberedInspection: Sendable {
+    var itemType: String
+    var id: String
     /// When it was loaded, on the session's timeline.
-    package var loadedAt: Duration?
-    package var cost: Int
+    var loadedAt: Duration?
+    var cost: Int
 }
 
 /// What a machine tells an inspection.
-package struct MachineInspection: Sendable {
-    package var waitingCallers: Int
-    package var operationsInFlight: Int
+struct MachineInspection: Sendable {
+    var waitingCallers: Int
+    var operationsInFlight: Int
     /// When its value was loaded, on the session's timeline.
-    package var loadedAt: Duration?
-    package var pendingOptimisticChanges: Int
+    var loadedAt: Duration?
+    var pendingOptimisticChanges: Int
     /// The hash of each running operation's task, and how many callers it answers.
-    package var tasks: [(task: Int, callers: Int)]
+    var tasks: [(task: Int, callers: Int)]
 }
 
 extension OperationBook {
@@ -64,7 +64,7 @@ extension MachineHost where Self: EventSubject, Machine.State == ReportedState {
 extension ResourceStore {
     /// Every live resource and list, and the values the store remembers, newest first: one pass under the
     /// store's lock and each object's.
-    package func inspectHolders() -> (
+    func inspectHolders() -> (
         resources: [ObjectInspection], lists: [ObjectInspection], remembered: [RememberedInspection]
     ) {
         let (resources, lists, remembered) = withRegistry { registry in

@@ -1,10 +1,10 @@
 import Synchronization
 
 #if canImport(FoundationNetworking)
-    package import Foundation
+    import Foundation
     import FoundationNetworking
 #else
-    package import Foundation
+    import Foundation
 #endif
 
 /// The session's calls in flight, counted always (one atomic add a call), and the ``NetworkActivity`` that
@@ -43,15 +43,15 @@ final class ActivityCounter: Sendable {
 }
 
 /// The session's calls in flight, for snapshots and the activity count.
-package final class InFlightRequests: Sendable {
-    package struct Entry: Sendable {
-        package var method: String
-        package var url: URL?
-        package var startedAt: Duration
-        package var attempt: Int
+final class InFlightRequests: Sendable {
+    struct Entry: Sendable {
+        var method: String
+        var url: URL?
+        var startedAt: Duration
+        var attempt: Int
         /// The calling task's hash: a store's snapshot matches it against its objects' operations to tell
         /// how many callers share the request.
-        package var task: Int?
+        var task: Int?
     }
 
     private let entries = Locked<(next: UInt64, all: [UInt64: Entry])>((0, [:]))
@@ -88,7 +88,7 @@ package final class InFlightRequests: Sendable {
         counter.ended()
     }
 
-    package var current: [(id: UInt64, entry: Entry)] {
+    var current: [(id: UInt64, entry: Entry)] {
         entries.withLock { $0.all.map { ($0.key, $0.value) } }.sorted { $0.id < $1.id }
     }
 }

@@ -45,7 +45,7 @@ public actor NetworkSession {
     /// The request the last call's events named: the next call of the same method and URL names it the same,
     /// with no new subject to make (and to free on the listener's thread).
     let lastRequestSubject = Locked<DiagnosticSubject?>(nil)
-    package nonisolated let inFlight: InFlightRequests
+    nonisolated let inFlight: InFlightRequests
     /// Whether ``defaultHeaders`` hold `Authorization`, `Proxy-Authorization` or `Cookie`.
     let defaultHeadersCarryCredentials: Bool
     /// The base URL taken apart once, when the provider is a `URL` or a `String` (see `URLBuilder.Base`).

@@ -1,6 +1,5 @@
 import Foundation
 import ResourceKit
-import ResourceKitInspection
 import ResourceKitTesting
 import StoreTestSupport
 import TestSupport

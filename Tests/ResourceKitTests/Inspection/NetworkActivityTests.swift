@@ -1,7 +1,6 @@
 import Foundation
 import Observation
 import ResourceKit
-import ResourceKitInspection
 import ResourceKitTesting
 import StoreTestSupport
 import TestSupport

@@ -1,54 +1,7 @@
 import Foundation
-public import ResourceKit
-
-/// A picture of a session at one moment: its calls in flight. ``ResourceKitHTTP/NetworkSession/snapshot()`` takes it.
-///
-/// `Codable`, so that a tool can read it as JSON. URLs are redacted like the logs.
-public struct SessionSnapshot: Sendable, Equatable, Codable {
-    /// The session's calls in flight, oldest first.
-    public var requests: [RequestSnapshot]
-
-    /// Creates a snapshot.
-    /// - Parameter requests: The calls in flight.
-    public init(requests: [RequestSnapshot]) { self.requests = requests }
-}
-
-/// One call of a session in flight.
-public struct RequestSnapshot: Sendable, Equatable, Codable {
-    /// The call's id, as `DiagnosticEvent.requestID` gives it.
-    public var id: UInt64
-    /// The method.
-    public var method: String
-    /// The URL, redacted.
-    public var url: String
-    /// How long ago the call started (on the session's clock).
-    public var elapsed: Duration
-    /// The attempt in flight (1 for the first; higher after retries).
-    public var attempt: Int
-    /// How many callers share the call: the callers of the resource or list operation that sent it, when a
-    /// store's snapshot can tell (``ResourceKit/ResourceStore/snapshot()``); 1 otherwise.
-    public var callers: Int
-
-    /// Creates a request snapshot.
-    /// - Parameters:
-    ///   - id: The call's id.
-    ///   - method: The method.
-    ///   - url: The URL, redacted.
-    ///   - elapsed: How long ago it started.
-    ///   - attempt: The attempt in flight.
-    ///   - callers: How many callers share it.
-    public init(id: UInt64, method: String, url: String, elapsed: Duration, attempt: Int, callers: Int) {
-        self.id = id
-        self.method = method
-        self.url = url
-        self.elapsed = elapsed
-        self.attempt = attempt
-        self.callers = callers
-    }
-}
 
 /// A picture of a store at one moment: its live resources and lists, what it remembers of freed ones, and
-/// its session's calls in flight. ``ResourceKit/ResourceStore/snapshot()`` takes it.
+/// its session's calls in flight. ``ResourceStore/snapshot()`` takes it.
 public struct StoreSnapshot: Sendable, Equatable, Codable {
     /// Live resources, sorted by ``ObjectSnapshot/label``.
     public var resources: [ObjectSnapshot]
@@ -138,25 +91,6 @@ public struct RememberedSnapshot: Sendable, Equatable, Codable {
         self.id = id
         self.age = age
         self.cost = cost
-    }
-}
-
-extension NetworkSession {
-    /// The session's calls in flight now: cheap (one lock), and `Codable`.
-    /// - Returns: The snapshot.
-    public nonisolated func snapshot() -> SessionSnapshot {
-        snapshot(callers: [:])
-    }
-
-    nonisolated func snapshot(callers: [Int: Int]) -> SessionSnapshot {
-        let now = timeline.now
-        return SessionSnapshot(
-            requests: inFlight.current.map { id, entry in
-                RequestSnapshot(
-                    id: id, method: entry.method, url: configuration.redaction.redact(entry.url),
-                    elapsed: now - entry.startedAt, attempt: entry.attempt,
-                    callers: entry.task.flatMap { callers[$0] } ?? 1)
-            })
     }
 }
 
