@@ -7,7 +7,7 @@
 @usableFromInline let observedKeyPaths = Locked<[ObjectIdentifier: any Sendable]>([:])
 
 /// The key paths `make` forms for `root`, formed once per type; `Paths` is a final class that holds them.
-@inlinable package func observedKeyPaths<Root: AnyObject, Paths: AnyObject & Sendable>(
+@inlinable func observedKeyPaths<Root: AnyObject, Paths: AnyObject & Sendable>(
     of root: Root.Type, _ make: () -> Paths
 ) -> Paths {
     let id = ObjectIdentifier(root)
