@@ -17,7 +17,7 @@
 
 extension EventSubject {
     /// The label, as events and snapshots show it.
-    @inlinable var cachedLabel: String { diagnosticSubject.object ?? diagnosticLabel }
+    @inlinable var cachedLabel: String { diagnosticSubject.name ?? diagnosticLabel }
 }
 
 /// What an object's transitions tell the session's request events: `stateChanged`, `cacheHit`, `joined` and
@@ -44,9 +44,8 @@ where Machine.State == Host.ReportedState {
     // lookups), but never inlined: an event in an async frame would grow every operation's task.
     /// Emits the change to the listeners now, in the object's order, and returns the logger's copy.
     @inlinable @inline(never) func changed(from before: DiagnosticState, to state: Machine.State) -> DiagnosticEvent? {
-        var record = DiagnosticRecord(.stateChanged)
-        record.previousState = before
-        record.state = Host.diagnosticState(state)
+        var record = DiagnosticRecord.objectEvent(.stateChanged)
+        record.setStates(from: before, to: Host.diagnosticState(state))
         return host.diagnosticsFeed.emitUnderLock(record, about: host.diagnosticSubject)
     }
 
@@ -62,14 +61,14 @@ where Machine.State == Host.ReportedState {
         } else {
             return
         }
-        var record = DiagnosticRecord(kind)
-        if kind == .joined { record.count = host.waitingCallerCount }
+        var record = DiagnosticRecord.objectEvent(kind)
+        if kind == .joined { record.setCount(host.waitingCallerCount) }
         host.diagnosticsFeed.emit(record, about: host.diagnosticSubject)
     }
 
     @inlinable @inline(never) func finished(answering callers: Int) {
-        var record = DiagnosticRecord(.operationFinished)
-        record.count = callers
+        var record = DiagnosticRecord.objectEvent(.operationFinished)
+        record.setCount(callers)
         host.diagnosticsFeed.emit(record, about: host.diagnosticSubject)
     }
 }

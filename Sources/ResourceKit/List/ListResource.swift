@@ -167,7 +167,7 @@ extension ListResource: EventSubject {
     @inlinable var diagnosticsFeed: DiagnosticsFeed { session.feed }
 
     @inlinable var diagnosticSubject: DiagnosticSubject {
-        diagnosticSubjectSlot.subject { DiagnosticSubject(object: diagnosticLabel) }
+        diagnosticSubjectSlot.subject { .object(diagnosticLabel) }
     }
 
     @usableFromInline var diagnosticLabel: String {

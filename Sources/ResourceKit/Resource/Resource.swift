@@ -141,7 +141,7 @@ extension Resource: EventSubject {
     @inlinable var diagnosticsFeed: DiagnosticsFeed { session.feed }
 
     @inlinable var diagnosticSubject: DiagnosticSubject {
-        diagnosticSubjectSlot.subject { DiagnosticSubject(object: diagnosticLabel) }
+        diagnosticSubjectSlot.subject { .object(diagnosticLabel) }
     }
 
     @usableFromInline var diagnosticLabel: String {

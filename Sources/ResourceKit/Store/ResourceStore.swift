@@ -196,10 +196,10 @@ public final class ResourceStore: Sendable {
 
     private func emitNews<V>(count: Int, receivers: Int, label: () -> String?, of type: V.Type) {
         guard session.feed.isActive else { return }
-        var record = DiagnosticRecord(.storeNews)
-        record.count = count
-        record.receivers = receivers
-        session.feed.emit(record, about: DiagnosticSubject(object: label(), itemType: TypeNames.name(of: V.self)))
+        var record = DiagnosticRecord.objectEvent(.storeNews)
+        record.setCount(count)
+        record.setReceivers(receivers)
+        session.feed.emit(record, about: .object(label(), itemType: TypeNames.name(of: V.self)))
     }
 
     /// The validators the store knows for item `id` of `Value` (see ``KnownVersions``): what a change of it is

@@ -2,8 +2,10 @@
 /// streams.
 ///
 /// Read ``kind``, then the properties that kind fills. URLs and errors are redacted by the session's
-/// ``LogRedaction``, as in the logs; states are summarized by their case (``stateSummary``), never by their
-/// values. A later release may add kinds and properties: a `switch` over ``kind`` needs a `default`.
+/// ``LogRedaction``, as in the logs. This module's kinds and properties describe requests; a module above it
+/// adds kinds of its own with their properties, as ResourceKit does for the states of its resources, lists and
+/// store (`stateChanged`, `object`, `stateSummary`…), and its events flow through the same feed and logger. A
+/// later release may add kinds and properties: a `switch` over ``kind`` needs a `default`.
 public struct DiagnosticEvent: Sendable, Equatable, CustomStringConvertible {
     /// Which event this is, in a set that may grow.
     public struct Kind: Sendable, Hashable, Codable, CustomStringConvertible {
@@ -11,6 +13,8 @@ public struct DiagnosticEvent: Sendable, Equatable, CustomStringConvertible {
         @usableFromInline let rawValue: UInt8
         @inlinable init(_ rawValue: UInt8) { self.rawValue = rawValue }
 
+        // Numbers 4 to 8 are ResourceKit's kinds, which it declares and documents: their names are kept here, at
+        // the numbers they have always had, so that every process decodes them, whether or not it has used one.
         private static let builtIn = [
             "requestStarted", "requestFinished", "retry", "credentialRefresh", "stateChanged", "cacheHit", "joined",
             "operationFinished", "storeNews", "redirect", "requestFailed",
@@ -72,21 +76,6 @@ public struct DiagnosticEvent: Sendable, Equatable, CustomStringConvertible {
         /// The session's ``Authenticator`` refreshed a rejected credential: ``url`` of the request that was
         /// rejected, and ``error`` if the refresh failed.
         @inlinable public static var credentialRefresh: Kind { Kind(3) }
-        /// A resource or list changed state: ``object``, ``stateSummary``, ``previousStateSummary``.
-        @inlinable public static var stateChanged: Kind { Kind(4) }
-        /// A read was answered from memory, without a request (`ReadPolicy.skipIfLoaded`,
-        /// `ReadPolicy.skipIfFresh`…): ``object``.
-        @inlinable public static var cacheHit: Kind { Kind(5) }
-        /// A caller joined an operation already in flight on the object instead of sending a request:
-        /// ``object``, and ``callers``, how many callers now wait on the object.
-        @inlinable public static var joined: Kind { Kind(6) }
-        /// An operation of the object ended and answered ``callers`` callers at once: more than one when
-        /// reads were coalesced.
-        @inlinable public static var operationFinished: Kind { Kind(7) }
-        /// A holder in a `ResourceStore` learnt about items and the store told the other live holders:
-        /// ``object`` (the holder that learnt), ``itemType``, ``itemCount`` and ``receivers`` (how many
-        /// other holders heard it).
-        @inlinable public static var storeNews: Kind { Kind(8) }
         /// The session follows a redirect: ``requestID``, ``method``, ``url`` (redirected from), ``status``,
         /// ``location`` (redirected to).
         @inlinable public static var redirect: Kind { Kind(9) }
@@ -136,22 +125,11 @@ public struct DiagnosticEvent: Sendable, Equatable, CustomStringConvertible {
     public var error: NetworkError?
     /// The wait before a retry.
     public var delay: Duration?
-    /// The resource or list, as in `Resource<RemotePost> "42"` or `ListResource<RemoteFeed>`.
-    public var object: String?
-    /// The new state's case: `idle`, `loading`, `available`, `failure(timeout)`; a list's adds its item count.
-    public var stateSummary: String?
-    /// The previous state's case.
-    public var previousStateSummary: String?
-    /// How many callers wait on, or were answered by, the object.
-    public var callers: Int?
-    /// How many other holders heard store news.
-    public var receivers: Int?
     /// Where a redirect leads, redacted.
     public var location: String?
-    /// The item type of store news.
-    public var itemType: String?
-    /// How many items store news was about.
-    public var itemCount: Int?
+    /// What a kind a module above this one adds tells (ResourceKit's object, states and counts): read and written
+    /// by that module's properties.
+    package var details = DiagnosticDetails()
 
     /// Creates an event of a kind, its properties empty; for tests and tools that replay events.
     /// - Parameter kind: The kind.
@@ -160,7 +138,7 @@ public struct DiagnosticEvent: Sendable, Equatable, CustomStringConvertible {
     /// A one-line summary.
     public var description: String {
         var parts = [kind.name]
-        if let object { parts.append(object) }
+        if let describe = details.describe { parts += describe(self) }
         if let method, let url { parts.append("\(method) \(url)") } else if let url { parts.append(url) }
         if let location { parts.append("to \(location)") }
         if let attempt { parts.append("attempt \(attempt)") }
@@ -168,10 +146,6 @@ public struct DiagnosticEvent: Sendable, Equatable, CustomStringConvertible {
         if let bytes { parts.append("\(bytes) bytes") }
         if let duration { parts.append("\(duration)") }
         if let delay { parts.append("retry in \(delay)") }
-        if let previousStateSummary, let stateSummary { parts.append("\(previousStateSummary) → \(stateSummary)") }
-        if let callers { parts.append("\(callers) callers") }
-        if let itemType, let itemCount { parts.append("\(itemCount) \(itemType)") }
-        if let receivers { parts.append("\(receivers) receivers") }
         if let error { parts.append("error: \(error)") }
         return parts.joined(separator: " · ")
     }

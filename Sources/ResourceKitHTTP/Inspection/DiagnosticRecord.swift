@@ -2,78 +2,45 @@ import Foundation
 
 // What the emitting thread records of a diagnostic event, and how the consumer reads it back.
 
-/// What the library and the events name: a request's method and URL, or an object and an item type. Made once
-/// per request or object and shared by its events, so that recording an event copies no text.
+/// What the events name: a request's method and URL, or what a module above this one names (ResourceKit: an
+/// object and an item type), with how that module turns its records into events. Made once per request or
+/// object and shared by its events, so that recording an event copies no text.
 @usableFromInline package final class DiagnosticSubject: Sendable {
     @usableFromInline let method: String?
     @usableFromInline let url: String?
-    @usableFromInline package let object: String?
-    @usableFromInline let itemType: String?
+    /// What a module above names the subject by (ResourceKit: `Resource<RemotePost> posts/42`).
+    @usableFromInline package let name: String?
+    /// A second text that module names it by (ResourceKit: the item type of store news).
+    @usableFromInline package let detail: String?
+    /// Fills an event of a kind that module added from a record whose slots it wrote.
+    @usableFromInline let render: (@Sendable (DiagnosticSubject, DiagnosticRecord, inout DiagnosticEvent) -> Void)?
     /// Where a redirect leads, redacted: a redirect's event has a subject of its own.
     let location: String?
     /// A request's URL as the call gave it, unredacted: what the session compares to reuse the subject.
     let source: URL?
 
-    @usableFromInline package convenience init(
-        method: String? = nil, url: String? = nil, object: String? = nil, itemType: String? = nil
+    /// A subject of a module above this one: its names, and how its records become events.
+    @usableFromInline package init(
+        name: String?, detail: String? = nil,
+        render: @escaping @Sendable (DiagnosticSubject, DiagnosticRecord, inout DiagnosticEvent) -> Void
     ) {
-        self.init(method: method, url: url, object: object, itemType: itemType, source: nil)
+        self.name = name
+        self.detail = detail
+        self.render = render
+        method = nil
+        url = nil
+        location = nil
+        source = nil
     }
 
-    init(
-        method: String?, url: String?, object: String?, itemType: String?, source: URL?, location: String? = nil
-    ) {
+    init(method: String?, url: String?, source: URL?, location: String? = nil) {
         self.location = location
         self.method = method
         self.url = url
-        self.object = object
-        self.itemType = itemType
         self.source = source
-    }
-}
-
-/// A state as events describe it: its case, a list's item count and whether a next page loads. Never a
-/// value; the text of ``DiagnosticEvent/stateSummary`` is made from it by the consumer.
-@usableFromInline package struct DiagnosticState: Sendable, BitwiseCopyable, Equatable {
-    @usableFromInline package enum Content: UInt8, Sendable, BitwiseCopyable { case idle, loading, available, failure }
-
-    @usableFromInline var content: Content
-    @usableFromInline package var isLoadingNextPage = false
-    /// A list's item count; `-1` for a resource.
-    @usableFromInline package var items: Int32 = -1
-    /// The failure's code, as ``NetworkError/codeNumber``: a number, so that the state holds no reference.
-    @usableFromInline var errorCode: UInt8 = .max
-
-    @inlinable package init(_ content: Content, error: NetworkError? = nil) {
-        self.content = content
-        if let error { errorCode = error.codeNumber }
-    }
-
-    /// The state in one word of a record: the case, the next-page flag, the error code and the item count.
-    @inlinable var packed: UInt64 {
-        UInt64(content.rawValue) | UInt64(isLoadingNextPage ? 1 : 0) << 8 | UInt64(errorCode) << 16
-            | UInt64(UInt32(bitPattern: items)) << 32
-    }
-
-    @inlinable init(packed: UInt64) {
-        content = Content(rawValue: UInt8(truncatingIfNeeded: packed)) ?? .idle
-        isLoadingNextPage = UInt8(truncatingIfNeeded: packed >> 8) != 0
-        errorCode = UInt8(truncatingIfNeeded: packed >> 16)
-        items = Int32(bitPattern: UInt32(truncatingIfNeeded: packed >> 32))
-    }
-
-    /// `idle`, `loading`, `available`, `failure(timeout)`; a list's adds its item count.
-    package var summary: String {
-        let text =
-            switch content {
-            case .idle: "idle"
-            case .loading: "loading"
-            case .available: "available"
-            case .failure:
-                "failure(\(NetworkError.Code.numbered(errorCode)?.name ?? "unknown"))"
-            }
-        guard items >= 0 else { return text }
-        return "\(text), \(items) items\(isLoadingNextPage ? ", loading next page" : "")"
+        name = nil
+        detail = nil
+        render = nil
     }
 }
 
@@ -90,9 +57,11 @@ import Foundation
 /// 48 bytes, three records to two cache lines: each record is written once into memory the consumer's core
 /// reads next, so its size is what a listener costs the emitting thread in cache traffic. No kind fills every
 /// property, so the properties share slots, and flags say which are set:
-/// - `first`: the request id, or the state after a change;
-/// - `second`: the byte count, the error, or the state before a change;
-/// - `small`: the attempt, or the number of callers or items; `smallToo`: the status, or the receivers.
+/// - `first`: the request id;
+/// - `second`: the byte count, or the error;
+/// - `small`: the attempt; `smallToo`: the status.
+/// A record of a kind a module above this one adds (``init(subjectKind:)``) holds what that module wrote in
+/// `first`, `second`, `small` and `smallToo`, and its subject's `render` reads them back.
 /// Numbers the library makes are small: they are kept in 32 bits, clamped; a time in 64-bit nanoseconds
 /// (292 years), clamped.
 @usableFromInline package struct DiagnosticRecord: Sendable, BitwiseCopyable {
@@ -101,27 +70,31 @@ import Foundation
         @inlinable static var hasTime: UInt8 { 1 << 1 }
         @inlinable static var hasError: UInt8 { 1 << 2 }
         @inlinable static var hasRequestID: UInt8 { 1 << 3 }
-        @inlinable static var hasState: UInt8 { 1 << 4 }
-        @inlinable static var hasPreviousState: UInt8 { 1 << 5 }
-        /// `small` is a count and `smallToo` the receivers, not an attempt and a status.
-        @inlinable static var countsCallers: UInt8 { 1 << 6 }
+        /// The slots are the subject's module's (``init(subjectKind:)``), not a request's.
+        @inlinable static var subjectSlots: UInt8 { 1 << 4 }
         @inlinable static var hasBytes: UInt8 { 1 << 7 }
     }
 
     /// Not retained: the listener that holds the record holds its subject (see ``DiagnosticBatch``), so that
     /// the emitting thread and the consumer never both count references to it. Set by the feed.
     @usableFromInline var subjectReference: Unmanaged<DiagnosticSubject>?
-    @usableFromInline var first: UInt64 = 0
-    @usableFromInline var second: UInt64 = 0
+    @usableFromInline package var first: UInt64 = 0
+    @usableFromInline package var second: UInt64 = 0
     /// The attempt's duration, or the wait before a retry.
     @usableFromInline var nanoseconds: Int64 = 0
-    @usableFromInline var small: Int32 = -1
-    @usableFromInline var smallToo: Int32 = -1
+    @usableFromInline package var small: Int32 = -1
+    @usableFromInline package var smallToo: Int32 = -1
     /// The kind's number: a public type is not promised to be bitwise copyable.
     @usableFromInline let kindNumber: UInt8
     @usableFromInline var flags: UInt8 = 0
 
-    @inlinable package init(_ kind: DiagnosticEvent.Kind) { kindNumber = kind.rawValue }
+    @inlinable init(_ kind: DiagnosticEvent.Kind) { kindNumber = kind.rawValue }
+
+    /// A record of a kind a module above this one adds: its slots are that module's, for its subject's `render`.
+    @inlinable package init(subjectKind kind: DiagnosticEvent.Kind) {
+        kindNumber = kind.rawValue
+        flags = Flag.subjectSlots
+    }
 
     @inlinable var kind: DiagnosticEvent.Kind { DiagnosticEvent.Kind(kindNumber) }
 
@@ -150,30 +123,15 @@ import Foundation
     }
     @inlinable var requestID: UInt64? {
         get { has(Flag.hasRequestID) ? first : nil }
-        set { store(newValue, inFirst: true, flag: Flag.hasRequestID, others: Flag.hasState) }
+        set { store(newValue, inFirst: true, flag: Flag.hasRequestID, others: 0) }
     }
     @inlinable var attempt: Int? {
-        get { has(Flag.countsCallers) || small < 0 ? nil : Int(small) }
+        get { small < 0 ? nil : Int(small) }
         set { small = newValue.map { Int32(clamping: $0) } ?? -1 }
     }
     @inlinable var status: Int? {
-        get { has(Flag.countsCallers) || smallToo < 0 ? nil : Int(smallToo) }
+        get { smallToo < 0 ? nil : Int(smallToo) }
         set { smallToo = newValue.map { Int32(clamping: $0) } ?? -1 }
-    }
-    /// Callers, or the item count of store news.
-    @inlinable package var count: Int? {
-        get { has(Flag.countsCallers) && small >= 0 ? Int(small) : nil }
-        set {
-            flags |= Flag.countsCallers
-            small = newValue.map { Int32(clamping: $0) } ?? -1
-        }
-    }
-    @inlinable package var receivers: Int? {
-        get { has(Flag.countsCallers) && smallToo >= 0 ? Int(smallToo) : nil }
-        set {
-            flags |= Flag.countsCallers
-            smallToo = newValue.map { Int32(clamping: $0) } ?? -1
-        }
     }
     /// A record with an error keeps no byte count: the two share a slot, and no kind has both.
     @inlinable var bytes: Int? {
@@ -181,7 +139,7 @@ import Foundation
         set {
             store(
                 newValue.map { UInt64(truncatingIfNeeded: $0) }, inFirst: false, flag: Flag.hasBytes,
-                others: Flag.hasError | Flag.hasPreviousState)
+                others: Flag.hasError)
         }
     }
     /// The error, held like the subject; set by the feed from what the emitting site gave it.
@@ -190,17 +148,7 @@ import Foundation
         set {
             store(
                 newValue.map { UInt64(UInt(bitPattern: $0.toOpaque())) }, inFirst: false, flag: Flag.hasError,
-                others: Flag.hasBytes | Flag.hasPreviousState)
-        }
-    }
-    @inlinable package var state: DiagnosticState? {
-        get { has(Flag.hasState) ? DiagnosticState(packed: first) : nil }
-        set { store(newValue?.packed, inFirst: true, flag: Flag.hasState, others: Flag.hasRequestID) }
-    }
-    @inlinable package var previousState: DiagnosticState? {
-        get { has(Flag.hasPreviousState) ? DiagnosticState(packed: second) : nil }
-        set {
-            store(newValue?.packed, inFirst: false, flag: Flag.hasPreviousState, others: Flag.hasBytes | Flag.hasError)
+                others: Flag.hasBytes)
         }
     }
     @inlinable var time: Duration? {
@@ -216,22 +164,20 @@ extension DiagnosticEvent {
     /// The event a record tells of.
     init(_ record: DiagnosticRecord) {
         self.init(record.kind)
-        requestID = record.requestID
         let subject = record.subjectReference?.takeUnretainedValue()
         method = subject?.method
         url = subject?.url
-        object = subject?.object
-        itemType = subject?.itemType
         location = subject?.location
+        error = record.errorReference?.takeUnretainedValue().error
+        if record.has(DiagnosticRecord.Flag.subjectSlots) {
+            if let subject, let render = subject.render { render(subject, record, &self) }
+            return
+        }
+        requestID = record.requestID
         attempt = record.attempt
         status = record.status
         bytes = record.bytes
         if kind == .retry { delay = record.time } else { duration = record.time }
         notModified = record.notModified
-        error = record.errorReference?.takeUnretainedValue().error
-        stateSummary = record.state?.summary
-        previousStateSummary = record.previousState?.summary
-        if kind == .storeNews { itemCount = record.count } else { callers = record.count }
-        receivers = record.receivers
     }
 }

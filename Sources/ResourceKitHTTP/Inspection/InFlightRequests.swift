@@ -80,7 +80,7 @@ final class InFlightRequests: Sendable {
     /// listened; `nil` once it ended.
     func subject(of id: UInt64, redaction: LogRedaction) -> DiagnosticSubject? {
         guard let (method, url) = entries.withLock({ $0.all[id].map { ($0.method, $0.url) } }) else { return nil }
-        return DiagnosticSubject(method: method, url: redaction.redact(url), object: nil, itemType: nil, source: url)
+        return DiagnosticSubject(method: method, url: redaction.redact(url), source: url)
     }
 
     func end(_ id: UInt64) {

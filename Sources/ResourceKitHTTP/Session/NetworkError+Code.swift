@@ -51,7 +51,7 @@ extension NetworkError {
         static let builtInCount = 13
 
         /// The code of a number ``NetworkError/codeNumber`` gave.
-        static func numbered(_ number: UInt8) -> Code? {
+        package static func numbered(_ number: UInt8) -> Code? {
             numbered.withLock { Int(number) < $0.count ? $0[Int(number)] : nil }
         }
 
@@ -91,7 +91,7 @@ extension NetworkError {
 
     /// The code as a number, its place in `Code.numbered`: what a diagnostic record keeps, as it holds no
     /// reference.
-    @usableFromInline var codeNumber: UInt8 {
+    @usableFromInline package var codeNumber: UInt8 {
         switch kind {
         case .invalidURL: 0
         case .invalidRequest: 1

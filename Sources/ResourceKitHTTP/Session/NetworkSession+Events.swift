@@ -50,7 +50,7 @@ extension NetworkSession {
         let subject =
             call.subject ?? inFlight.subject(of: call.id, redaction: redaction)
             ?? DiagnosticSubject(
-                method: exchange.request.httpMethod ?? "GET", url: redaction.redact(exchange.request.url))
+                method: exchange.request.httpMethod ?? "GET", url: redaction.redact(exchange.request.url), source: nil)
         var record = DiagnosticRecord(kind)
         record.requestID = call.id
         record.attempt = attempt
@@ -81,7 +81,7 @@ extension NetworkSession {
         lastRequestSubject.withLock { last in
             if let last, last.source == url, last.method == method { return last }
             let subject = DiagnosticSubject(
-                method: method, url: redaction.redact(url), object: nil, itemType: nil, source: url)
+                method: method, url: redaction.redact(url), source: url)
             last = subject
             return subject
         }
@@ -121,7 +121,7 @@ extension NetworkSession {
         _ call: UInt64, _ exchange: Exchange, status: Int, from hop: URLRequest, to next: URLRequest
     ) {
         let subject = DiagnosticSubject(
-            method: hop.httpMethod ?? "GET", url: redaction.redact(hop.url), object: nil, itemType: nil, source: nil,
+            method: hop.httpMethod ?? "GET", url: redaction.redact(hop.url), source: nil,
             location: redaction.redact(next.url))
         var record = DiagnosticRecord(.redirect)
         record.requestID = call
