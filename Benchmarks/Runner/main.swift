@@ -1,5 +1,5 @@
 // swift run -c release Benchmarks [--base-url URL] [--json PATH] [--rounds N] [--smoke] [--only appsession|http|lists|store|observers|diagnostics|transfers|live|persistence|endless [--check]]
-//   profiling: --profile-read N, --profile-send N, --profile-list N [--pages], --profile-fanout N (instant transport),
+//   profiling: --profile-read N, --profile-send N, --profile-list N [--pages], --profile-fanout N (instant transport), --profile-pushes SECONDS,
 //              --profile-http N [--raw | --raw-task | --raw-task-delegate | --transport | --send | --new-resource]
 //              (needs --base-url); --only http runs the HTTP workloads alone
 //
@@ -80,6 +80,14 @@ if let count = option("--profile-fanout").flatMap(Int.init) {
 if option("--only") == "live" {
     // Live data alone: a pushed update to many holders, 1,000 events a second, event to visible.
     let report = try await LiveWorkloads(scale: smoke ? 0.02 : 1, rounds: rounds, warmup: warmup).run()
+    report.printTable()
+    exit(0)
+}
+
+if let seconds = option("--profile-pushes").flatMap(Double.init) {
+    // For profilers: PocketBase-shaped events at 1,000 a second for `seconds`, into a store whose 10 lists hold
+    // the changed row, and then the harness alone for as long.
+    let report = try await LiveWorkloads(scale: seconds / 2, rounds: 1, warmup: 0).sustained()
     report.printTable()
     exit(0)
 }

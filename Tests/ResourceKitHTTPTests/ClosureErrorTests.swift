@@ -112,7 +112,7 @@ private func fixture(_ request: URLRequest) async throws -> HTTPResponse { throw
     }
 
     @Test func networkErrorMapsEveryKindOfError() {
-        #expect(NetworkError(NetworkError.superseded) == .superseded)
+        #expect(NetworkError(NetworkError.invalidResponse("cycle")) == .invalidResponse("cycle"))
         #expect(NetworkError(CancellationError()) == .cancelled)
         #expect(NetworkError(URLError(.cancelled)) == .cancelled)
         #expect(NetworkError(URLError(.timedOut)) == .timeout)

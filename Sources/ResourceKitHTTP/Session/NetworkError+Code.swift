@@ -35,8 +35,6 @@ extension NetworkError {
         public static let encoding = Code("encoding")
         /// The server's answer was well formed but cannot be used.
         public static let invalidResponse = Code("invalidResponse")
-        /// A newer operation replaced what this one worked on.
-        public static let superseded = Code("superseded")
         /// The session's ``Authenticator`` failed to refresh a rejected credential
         /// (``NetworkError/underlyingError`` is the refresh's error).
         public static let authenticationFailed = Code("authenticationFailed")
@@ -46,9 +44,9 @@ extension NetworkError {
         /// them as they are first seen.
         static let numbered = Locked<[Code]>([
             .invalidURL, .invalidRequest, .transport, .timeout, .cancelled, .httpStatus, .server, .decoding,
-            .encoding, .invalidResponse, .superseded, .authenticationFailed, .file,
+            .encoding, .invalidResponse, .authenticationFailed, .file,
         ])
-        static let builtInCount = 13
+        static let builtInCount = 12
 
         /// The code of a number ``NetworkError/codeNumber`` gave.
         package static func numbered(_ number: UInt8) -> Code? {
@@ -56,7 +54,7 @@ extension NetworkError {
         }
 
         /// The number of an added code: the same for every error of that code in this process. Past 255
-        /// codes (242 added), the last number stands for every further code.
+        /// codes (243 added), the last number stands for every further code.
         static func number(of code: Code) -> UInt8 {
             numbered.withLock { codes in
                 if let index = codes[builtInCount...].firstIndex(of: code) { return UInt8(index) }
@@ -103,9 +101,8 @@ extension NetworkError {
         case .decoding: 7
         case .encoding: 8
         case .invalidResponse: 9
-        case .superseded: 10
-        case .authenticationFailed: 11
-        case .file: 12
+        case .authenticationFailed: 10
+        case .file: 11
         case .added(let code, _): Code.number(of: code)
         }
     }

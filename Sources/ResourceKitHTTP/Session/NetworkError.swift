@@ -36,7 +36,6 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
         case decoding(type: String, codingPath: String, message: String)
         case encoding(String)
         case invalidResponse(String)
-        case superseded
         case authenticationFailed(NetworkError)
         case file(String)
         /// A code a module added (``Code/init(_:)``), with its detail.
@@ -108,11 +107,6 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
         NetworkError(kind: .invalidResponse(detail))
     }
 
-    /// The operation's answer was discarded because a newer operation replaced what it worked on: a
-    /// `ListResource` next page still in flight when a refresh's first page arrived belongs to the old
-    /// list, so its callers get this instead of the old list.
-    @inlinable public static var superseded: NetworkError { NetworkError(kind: .superseded) }
-
     /// The session's ``Authenticator`` failed to refresh a rejected credential, with the error its refresh
     /// threw. Every request that waited for that refresh fails with this same error.
     /// - Parameter error: The refresh's error.
@@ -150,7 +144,7 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
         case .server(let error): error.message
         case .httpStatus(_, let body, _): String(decoding: body.prefix(200), as: UTF8.self)
         case .authenticationFailed(let error): error.description
-        case .timeout, .cancelled, .superseded: ""
+        case .timeout, .cancelled: ""
         }
     }
 
@@ -228,8 +222,6 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
             return "Could not encode the request body: \(message)"
         case .invalidResponse(let detail):
             return "Invalid response: \(detail)"
-        case .superseded:
-            return "A newer operation replaced what this one worked on"
         case .authenticationFailed(let error):
             return "Authentication failed: \(error)"
         case .file(let detail):
@@ -250,7 +242,7 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
             return a == b
         case (.transport(let code, let message), .transport(let otherCode, let otherMessage)):
             return code == otherCode && message == otherMessage
-        case (.timeout, .timeout), (.cancelled, .cancelled), (.superseded, .superseded):
+        case (.timeout, .timeout), (.cancelled, .cancelled):
             return true
         case (.httpStatus(let code, let body, _), .httpStatus(let otherCode, let otherBody, _)):
             return code == otherCode && body == otherBody
