@@ -21,7 +21,6 @@ let package = Package(
                 .product(name: "ResourceKit", package: "ResourceKit"),
                 .product(name: "ResourceKitEventStream", package: "ResourceKit"),
                 .product(name: "ResourceKitTransfer", package: "ResourceKit"),
-                .product(name: "ResourceKitInspection", package: "ResourceKit"),
                 .product(name: "ResourceKitPersistence", package: "ResourceKit"),
                 .product(name: "ResourceKitPocketBase", package: "ResourceKit"),
                 .product(name: "ResourceKitTesting", package: "ResourceKit"),
@@ -39,8 +38,7 @@ let package = Package(
             name: "AllocationBudgets",
             dependencies: [
                 .product(name: "ResourceKit", package: "ResourceKit"),
-                .product(name: "ResourceKitInspection", package: "ResourceKit"), "AllocationCounter",
-                "BenchmarkFixtures",
+                "AllocationCounter", "BenchmarkFixtures",
             ],
             path: "AllocationBudgets"
         ),

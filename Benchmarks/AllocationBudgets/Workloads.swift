@@ -1,7 +1,6 @@
 import BenchmarkFixtures
 import Foundation
 import ResourceKit
-import ResourceKitInspection
 import Synchronization
 
 /// An integer shared by a workload's operations and tasks.

@@ -1,7 +1,6 @@
 import BenchmarkFixtures
 import Foundation
 import ResourceKit
-import ResourceKitInspection
 import ResourceKitTesting
 
 #if canImport(FoundationNetworking)

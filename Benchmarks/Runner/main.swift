@@ -6,7 +6,7 @@
 // HTTP workloads (ResourceKit vs raw URLSession + JSONDecoder) run when a PocketBase URL is given
 // (--base-url, or POCKETBASE_URL as Scripts/pocketbase sets it); the in-process workloads always run.
 import Foundation
-import ResourceKitInspection
+import ResourceKit
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 func option(_ name: String) -> String? {

@@ -1,6 +1,6 @@
 // expect: public-import-branch
-// Snapshot.swift's shape: nothing public needs Foundation on Linux, so on Darwin the public import is unused
-// ("public import of 'Foundation' was not used in public declarations"), an error with -warnings-as-errors.
+// The shape ResourceKitInspection's Snapshot.swift once had: nothing public needs Foundation on Linux, so on
+// Darwin the public import is unused ("public import of 'Foundation' was not used in public declarations"), an error with -warnings-as-errors.
 public import ResourceKit
 
 #if canImport(FoundationNetworking)

@@ -1,5 +1,5 @@
-/// What the store tells an inspection of one live resource or list (ResourceKitInspection's `ObjectSnapshot`
-/// is made of it): read under the object's lock, nothing kept.
+/// What the store tells an inspection of one live resource or list (``ObjectSnapshot``, in
+/// `StoreSnapshot.swift`, is made of it): read under the object's lock, nothing kept.
 struct ObjectInspection: Sendable {
     var label: String
     /// The state's case, never its value.

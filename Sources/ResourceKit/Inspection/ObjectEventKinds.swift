@@ -24,7 +24,7 @@ extension DiagnosticEvent.Kind {
 }
 
 extension DiagnosticEvent {
-    /// The resource or list, as in `Resource<RemotePost> "42"` or `ListResource<RemoteFeed>`.
+    /// The resource or list, as in `Resource<RemotePost> posts/42` or `ListResource<RemoteFeed>`.
     public var object: String? {
         get { details[text: ObjectEventSlots.object] }
         set { setDetail(text: ObjectEventSlots.object, newValue) }

@@ -1,4 +1,4 @@
-/// A resource or a list, as the session's request events name it and describe its state.
+/// A resource or a list, as its events (ObjectEventKinds.swift) name it and describe its state.
 @usableFromInline protocol EventSubject: AnyObject, Sendable {
     /// The state the object shows.
     associatedtype ReportedState
@@ -20,7 +20,7 @@ extension EventSubject {
     @inlinable var cachedLabel: String { diagnosticSubject.name ?? diagnosticLabel }
 }
 
-/// What an object's transitions tell the session's request events: `stateChanged`, `cacheHit`, `joined` and
+/// What an object's transitions tell the session's feed: `stateChanged`, `cacheHit`, `joined` and
 /// `operationFinished`.
 ///
 /// Generic over the machine as well as the host, rather than reading the machine from the host's conformance:

@@ -1,5 +1,5 @@
-/// One thing the library did, for a developer to watch or record: what `session.diagnostics()` (ResourceKitInspection)
-/// streams.
+/// One thing the library did, for a developer to watch or record: what
+/// ``NetworkSession/diagnostics(bufferingNewest:)`` streams and the session's logger receives.
 ///
 /// Read ``kind``, then the properties that kind fills. URLs and errors are redacted by the session's
 /// ``LogRedaction``, as in the logs. This module's kinds and properties describe requests; a module above it

@@ -1,7 +1,8 @@
 extension NetworkSession {
-    /// A new sequence of what the session, and every resource, list and store using it, does: requests and
-    /// their attempts, retries, credential refreshes, state changes, answers from memory, coalesced callers
-    /// and store news (see `DiagnosticEvent`).
+    /// A new sequence of what the session does (requests and their attempts, retries, redirects, credential
+    /// refreshes and failures: see `DiagnosticEvent`), and of the kinds a module above adds: with ResourceKit,
+    /// the state changes, answers from memory, coalesced callers and store news of its resources, lists and
+    /// store (`DiagnosticEvent.Kind.stateChanged`…, declared in ResourceKit).
     ///
     /// These are the events the session's logger receives (`NetworkLogging`), built and redacted once for
     /// both by the session's `LogRedaction`. Every sequence sees every event from the moment it is made, in

@@ -8,8 +8,8 @@ public struct LogLevel: Sendable, Hashable, Comparable, Codable, CustomStringCon
 
     @inlinable init(_ rawValue: Int) { self.rawValue = rawValue }
 
-    /// Every event but failures, retries and credential refreshes: requests, redirects, and the state
-    /// changes of resources and lists.
+    /// Every event but failures, retries and credential refreshes: requests, redirects, and the debug kinds a
+    /// module adds (ResourceKit's state changes of resources and lists).
     @inlinable public static var debug: LogLevel { LogLevel(0) }
     /// Notable events.
     @inlinable public static var info: LogLevel { LogLevel(1) }
@@ -202,10 +202,11 @@ public struct LogRedaction: Sendable, Equatable {
 }
 
 /// Receives the session's events as they happen: the ``DiagnosticEvent``s that
-/// `session.diagnostics()` (ResourceKitInspection) streams, built and redacted once for both, each at its
+/// ``NetworkSession/diagnostics(bufferingNewest:)`` streams, built and redacted once for both, each at its
 /// level (``DiagnosticEvent/Kind/requestFailed`` at ``LogLevel/error``; ``DiagnosticEvent/Kind/retry`` and
 /// ``DiagnosticEvent/Kind/credentialRefresh`` at ``LogLevel/info``; every other kind, requests, redirects and
-/// the state changes of resources and lists, at ``LogLevel/debug``). The default, ``SilentLogger``, takes none.
+/// the kinds a module adds at that level, ResourceKit's state changes of resources and lists among them, at
+/// ``LogLevel/debug``). The default, ``SilentLogger``, takes none.
 ///
 /// `log` is called on the thread that emits the event, after the library released its locks: a logger may
 /// read a resource's state or a list's items. It runs on the path of the request or the change it tells of,
