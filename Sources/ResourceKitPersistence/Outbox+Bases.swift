@@ -7,7 +7,7 @@ extension Outbox {
     /// A change's base, with the validators of what the outbox last showed of the item as the server's when
     /// the holder's value is that one: a value the outbox landed reaches its holders without its validators, and
     /// a change made on it would otherwise carry no precondition.
-    func known(_ base: MutationBase?, of item: StoreKey, remoteType: ObjectIdentifier) -> MutationBase? {
+    func known(_ base: MutationBase?, of item: ItemKey, remoteType: ObjectIdentifier) -> MutationBase? {
         guard var base, base.entityTag == nil, base.lastModified == nil, let value = base.value else { return base }
         return state.withLock { state in
             guard let lane = state.lanesByType[remoteType], let id = lane.encode(id: item.id, value: nil)?.item,

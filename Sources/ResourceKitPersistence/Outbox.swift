@@ -100,7 +100,7 @@ public final class Outbox: Sendable {
 
     struct Shown {
         var lane: any OutboxLane
-        var item: StoreKey
+        var item: ItemKey
         var mark: ChangeMark
         /// `ShownChange<Value>`: what holders show, for holders made later too.
         var change: any Sendable
@@ -264,7 +264,7 @@ public final class Outbox: Sendable {
     func accepts(_ remoteType: ObjectIdentifier) -> Bool { state.withLock { $0.lanesByType[remoteType] != nil } }
 
     /// Whether a change of `item` is kept: a new change of it must wait behind it.
-    func holdsChanges(of item: StoreKey) -> Bool {
+    func holdsChanges(of item: ItemKey) -> Bool {
         state.withLock { state in
             state.shown.values.contains { $0.item == item }
                 || state.records.contains { record in
@@ -275,7 +275,7 @@ public final class Outbox: Sendable {
 
     /// What the kept changes of `item` (for a resource made now), or of every item of `itemType` (`item` `nil`,
     /// for a list) show, oldest first: `[ShownChange<Value>]`, boxed.
-    func shownChanges(ofType itemType: ObjectIdentifier, item: StoreKey?) -> [any Sendable] {
+    func shownChanges(ofType itemType: ObjectIdentifier, item: ItemKey?) -> [any Sendable] {
         state.withLock { state in
             state.records.compactMap { record in
                 guard let shown = state.shown[record.id], shown.item.type == itemType, item == nil || shown.item == item

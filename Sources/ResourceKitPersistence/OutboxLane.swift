@@ -10,9 +10,9 @@ protocol OutboxLane: Sendable {
     /// Encodes an item's id and a value to show (`nil` when there is none); `nil` when either fails.
     func encode(id: AnyHashable, value: (any Sendable)?) -> (item: Data, value: Data?)?
     /// The store's key of a stored change's item.
-    func itemKey(of record: OutboxRecord) -> StoreKey?
+    func itemKey(of record: OutboxRecord) -> ItemKey?
     /// What a stored change shows over its item (`ShownChange<Value>`, boxed), or `nil` when it shows nothing.
-    func shownChange(of record: OutboxRecord, mark: ChangeMark) -> (item: StoreKey, change: any Sendable)?
+    func shownChange(of record: OutboxRecord, mark: ChangeMark) -> (item: ItemKey, change: any Sendable)?
     /// Shows a change `shownChange(of:mark:)` made in every holder of its item.
     func show(_ change: any Sendable, in store: ResourceStore)
     /// Withdraws a change `show(_:in:)` showed.
@@ -181,13 +181,13 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
 
     private func id(of record: OutboxRecord) -> Item.ID? { try? JSONDecoder().decode(Item.ID.self, from: record.item) }
 
-    func itemKey(of record: OutboxRecord) -> StoreKey? {
+    func itemKey(of record: OutboxRecord) -> ItemKey? {
         // A create names no item of the server's: the id it holds is that of the item it shows meanwhile.
         guard !record.isCreation else { return nil }
-        return id(of: record).map { StoreKey(type: ObjectIdentifier(Item.self), id: AnyHashable($0)) }
+        return id(of: record).map { ItemKey(Item.self, id: $0) }
     }
 
-    func shownChange(of record: OutboxRecord, mark: ChangeMark) -> (item: StoreKey, change: any Sendable)? {
+    func shownChange(of record: OutboxRecord, mark: ChangeMark) -> (item: ItemKey, change: any Sendable)? {
         // A create shows its optimistic item, if it was given one, where each list places created items.
         guard let id = id(of: record) else { return nil }
         var value: Item?
@@ -198,7 +198,7 @@ struct ItemOutboxLane<Item: Identifiable & Codable & Sendable>: OutboxLane where
             value = decoded
         }
         return (
-            StoreKey(type: ObjectIdentifier(Item.self), id: AnyHashable(id)),
+            ItemKey(Item.self, id: id),
             ShownChange(id: id, value: value, isCreation: record.isCreation, mark: mark)
         )
     }

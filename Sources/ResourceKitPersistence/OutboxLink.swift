@@ -9,12 +9,12 @@ struct OutboxLink: MutationWrapping {
     /// The store's wipe generation when the holder was made: a holder made before the last wipe keeps nothing.
     let generation: UInt64
     /// The item: its value type and id (for a list, the id of the change's item; `nil` for a create).
-    var item: StoreKey?
+    var item: ItemKey?
 
     /// The same link for item `id` of a list.
     func item(_ id: AnyHashable) -> any MutationWrapping {
         var link = self
-        link.item = link.item.map { StoreKey(type: $0.type, id: id) }
+        link.item = link.item.map { ItemKey(type: $0.type, id: id) }
         return link
     }
 
@@ -120,7 +120,7 @@ extension Outbox {
     /// Reads `item` before a change of it is sent online, where its type checks versions: a version other than
     /// the change's base's, or the item gone, is a conflict. `send` for a type that does not check, or a change
     /// made on a value without a version.
-    func checkOnline(_ item: StoreKey, base: MutationBase?, remoteType: ObjectIdentifier, session: NetworkSession)
+    func checkOnline(_ item: ItemKey, base: MutationBase?, remoteType: ObjectIdentifier, session: NetworkSession)
         async -> OnlineCheck
     {
         guard let lane = state.withLock({ $0.lanesByType[remoteType] }), lane.detection == .versionCheck,

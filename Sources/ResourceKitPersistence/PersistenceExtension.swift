@@ -52,21 +52,23 @@ final class PersistenceExtension: StoreExtension {
     }
 
     func extend<Remote: Readable>(
-        _ link: inout ResourceLink<Remote>, id: Remote.Value.ID, item: StoreKey, born: UInt64, store: ResourceStore
+        _ link: inout ResourceLink<Remote>, id: Remote.Value.ID, born: UInt64, store: ResourceStore
     ) where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID {
         if let hooks = PersistenceHooks<Remote.Value>(Remote.self, id: id) {
             link.afterChange = ResourceStore.persister(hooks, persistence)
         }
         if let outbox {
             link.mutations = OutboxLink(
-                outbox: outbox, remoteType: ObjectIdentifier(Remote.self), generation: born, item: item)
+                outbox: outbox, remoteType: ObjectIdentifier(Remote.self), generation: born,
+                item: ItemKey(Remote.Value.self, id: id))
         }
     }
 
-    func shownChanges<Item: Identifiable & Sendable>(of type: Item.Type, item: StoreKey?) -> [ShownChange<Item>]
+    func shownChanges<Item: Identifiable & Sendable>(of type: Item.Type, id: Item.ID?) -> [ShownChange<Item>]
     where Item.ID: Sendable {
         // The changes the outbox keeps show in a holder made now too.
-        outbox?.shownChanges(ofType: ObjectIdentifier(Item.self), item: item).compactMap { $0 as? ShownChange<Item> }
+        outbox?.shownChanges(ofType: ObjectIdentifier(Item.self), item: id.map { ItemKey(Item.self, id: $0) })
+            .compactMap { $0 as? ShownChange<Item> }
             ?? []
     }
 
@@ -87,7 +89,7 @@ final class PersistenceExtension: StoreExtension {
             // The item is filled in per change: a list holds many.
             link.mutations = OutboxLink(
                 outbox: outbox, remoteType: ObjectIdentifier(Remote.self), generation: born,
-                item: StoreKey(type: ObjectIdentifier(Remote.Item.self), id: 0))
+                item: ItemKey(Remote.Item.self, id: 0))
         }
     }
 

@@ -129,7 +129,7 @@ extension ResourceStore {
             if made, !extensions.isEmpty,
                 let resource = withRegistry({ $0.resources[key]?.object as? Resource<Remote> })
             {
-                let layers = shownLayers(of: Remote.Value.self, item: item)
+                let layers = shownLayers(of: Remote.Value.self, id: id)
                 if !layers.isEmpty { resource.hear(layers.map { $0.with(id: ()) }) }
             }
         }
@@ -183,7 +183,7 @@ extension ResourceStore {
                 registry.learnVersion(of: item, validators: validators, removed: false, rank: machine.settledRank)
             }
             for storeExtension in extensions {
-                storeExtension.extend(&link, id: id, item: item, born: born, store: self)
+                storeExtension.extend(&link, id: id, born: born, store: self)
             }
             let resource = Resource(session: session, machine: machine, link: link)
             let member = WeakMember(object: resource, generation: born)
@@ -242,7 +242,7 @@ extension ResourceStore {
         defer {
             // What an extension shows of the type's items (the outbox's kept changes) shows in a list made now too.
             if made, !extensions.isEmpty, let list = withRegistry({ $0.lists[key]?.object as? ListResource<Remote> }) {
-                let layers = shownLayers(of: Remote.Item.self, item: nil)
+                let layers = shownLayers(of: Remote.Item.self, id: nil)
                 if !layers.isEmpty { list.hear(layers) }
             }
         }

@@ -36,7 +36,7 @@ package struct ShownChange<Item: Identifiable & Sendable>: Sendable where Item.I
 
 extension ResourceStore {
     /// Shows `change` over its item in every live holder of it. A holder made later asks the store's extensions
-    /// for the changes they show (`StoreExtension.shownChanges(of:item:)`).
+    /// for the changes they show (`StoreExtension.shownChanges(of:id:)`).
     package func show<Item>(_ change: ShownChange<Item>) {
         publish([change.layer], from: ObjectIdentifier(self))
     }
@@ -48,11 +48,11 @@ extension ResourceStore {
         publish([ItemNews<Item, Item.ID>.unlayer(change.id, token: change.mark.token)], from: ObjectIdentifier(self))
     }
 
-    /// What the extensions show of `Item` (of item `key`, or every item of the type for `key` `nil`) for a holder
+    /// What the extensions show of `Item` (of item `id`, or every item of the type for `id` `nil`) for a holder
     /// made now: the news it hears, oldest first (a holder drops a change that has ended, see `LayerToken`).
     func shownLayers<Item: Identifiable & Sendable>(
-        of type: Item.Type, item key: StoreKey?
+        of type: Item.Type, id: Item.ID?
     ) -> [ItemNews<Item, Item.ID>] where Item.ID: Sendable {
-        extensions.flatMap { $0.shownChanges(of: type, item: key) }.map(\.layer)
+        extensions.flatMap { $0.shownChanges(of: type, id: id) }.map(\.layer)
     }
 }

@@ -14,14 +14,15 @@ package protocol StoreExtension: Sendable {
         -> RestoredValue<Remote.Value>?
     where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID
 
-    /// Adds what the extension runs for a resource to its link: after its news, and around its changes.
+    /// Adds what the extension runs for a resource of item `id` to its link: after its news, and around its
+    /// changes.
     func extend<Remote: Readable>(
-        _ link: inout ResourceLink<Remote>, id: Remote.Value.ID, item: StoreKey, born: UInt64, store: ResourceStore
+        _ link: inout ResourceLink<Remote>, id: Remote.Value.ID, born: UInt64, store: ResourceStore
     ) where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID
 
-    /// The changes the extension shows (``ResourceStore/show(_:)``) of item `item` of `Item`, or of every item
-    /// of the type when `item` is `nil`, oldest first: what a resource or list made now shows over its items.
-    func shownChanges<Item: Identifiable & Sendable>(of type: Item.Type, item: StoreKey?) -> [ShownChange<Item>]
+    /// The changes the extension shows (``ResourceStore/show(_:)``) of item `id` of `Item`, or of every item of
+    /// the type when `id` is `nil`, oldest first: what a resource or list made now shows over its items.
+    func shownChanges<Item: Identifiable & Sendable>(of type: Item.Type, id: Item.ID?) -> [ShownChange<Item>]
     where Item.ID: Sendable
 
     /// The items a new list for the request named `request` starts from, and when they were loaded on the
@@ -50,10 +51,10 @@ extension StoreExtension {
     where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID { nil }
 
     package func extend<Remote: Readable>(
-        _ link: inout ResourceLink<Remote>, id: Remote.Value.ID, item: StoreKey, born: UInt64, store: ResourceStore
+        _ link: inout ResourceLink<Remote>, id: Remote.Value.ID, born: UInt64, store: ResourceStore
     ) where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID {}
 
-    package func shownChanges<Item: Identifiable & Sendable>(of type: Item.Type, item: StoreKey?) -> [ShownChange<Item>]
+    package func shownChanges<Item: Identifiable & Sendable>(of type: Item.Type, id: Item.ID?) -> [ShownChange<Item>]
     where Item.ID: Sendable { [] }
 
     package func restoredItems<Remote: Listable>(of type: Remote.Type, request: String, store: ResourceStore)

@@ -1,14 +1,14 @@
 /// A type and an id: a resource's identity (its `Remote` type) or an item's (its value type).
 ///
 /// `AnyHashable` is not `Sendable`, but every id put in one is: item ids and list requests are `Sendable`.
-package struct StoreKey: Hashable, @unchecked Sendable {
-    package let type: ObjectIdentifier
-    package let id: AnyHashable
+struct StoreKey: Hashable, @unchecked Sendable {
+    let type: ObjectIdentifier
+    let id: AnyHashable
     /// Hashed once, when the key is made: a resource asks the registry about its key on every answer, and hashing
     /// an `AnyHashable` goes through its box each time.
     private let hash: Int
 
-    package init(type: ObjectIdentifier, id: AnyHashable) {
+    init(type: ObjectIdentifier, id: AnyHashable) {
         self.type = type
         self.id = id
         var hasher = Hasher()
@@ -17,11 +17,11 @@ package struct StoreKey: Hashable, @unchecked Sendable {
         hash = hasher.finalize()
     }
 
-    package static func == (lhs: StoreKey, rhs: StoreKey) -> Bool {
+    static func == (lhs: StoreKey, rhs: StoreKey) -> Bool {
         lhs.hash == rhs.hash && lhs.type == rhs.type && lhs.id == rhs.id
     }
 
-    package func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
 }
 
 /// What the store remembers of a resource nobody holds any more: its value and how fresh it was.

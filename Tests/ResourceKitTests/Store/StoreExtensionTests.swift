@@ -26,10 +26,10 @@ import Testing
             store.withdraw(change)
         }
 
-        func shownChanges<Item: Identifiable & Sendable>(of type: Item.Type, item: StoreKey?) -> [ShownChange<Item>]
+        func shownChanges<Item: Identifiable & Sendable>(of type: Item.Type, id: Item.ID?) -> [ShownChange<Item>]
         where Item.ID: Sendable {
             shown.withLock { shown in
-                shown.filter { item == nil || item?.id == AnyHashable($0.id) }.compactMap {
+                shown.filter { id == nil || id.map(AnyHashable.init) == AnyHashable($0.id) }.compactMap {
                     $0.change as? ShownChange<Item>
                 }
             }
