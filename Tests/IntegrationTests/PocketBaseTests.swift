@@ -55,16 +55,16 @@ struct PocketBaseTests {
         #expect(!server.message.isEmpty)
     }
 
+    /// The seeded posts only, as the page sequence's test: other tests create and delete posts meanwhile, and a
+    /// post deleted between two pages left one page more than the items it counted.
     @Test func listResourceLoadsEveryRecordOnce() async throws {
-        let list = ListResource<RemotePBPosts>(session: PocketBase.session(), request: ())
+        let list = ListResource<SeededPBPosts>(session: PocketBase.session(), request: ())
         try await list.loadAll()
-        let positions = list.items.compactMap(\.position)
-        #expect(positions.count >= PocketBase.seeded)
+        #expect(list.items.compactMap(\.position) == Array(1...PocketBase.seeded))
         #expect(Set(list.items.map(\.id)).count == list.items.count)
-        #expect(Array(positions.prefix(PocketBase.seeded)) == Array(1...PocketBase.seeded))
-        #expect(list.pagination.totalCount == list.items.count)
+        #expect(list.pagination.totalCount == PocketBase.seeded)
         #expect(!list.pagination.hasMore)
-        #expect(list.pagination.pagesLoaded == (list.items.count + 49) / 50)
+        #expect(list.pagination.pagesLoaded == (PocketBase.seeded + 49) / 50)
         let pages = list.pagination.pagesLoaded
         try await list.loadNextPage()
         #expect(list.pagination.pagesLoaded == pages)
