@@ -295,9 +295,8 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
             stream.onStatus?(
                 EventStreamStatus(
                     kind: .reconnecting, connection: connections, delay: wait, failures: failures, error: error))
-            let timeline = stream.session.timeline
             do {
-                try await timeline.sleep(until: timeline.now + wait)
+                try await stream.session.sleep(for: wait)
             } catch {
                 isFinished = true
                 tellFinished(.cancelled)

@@ -8,14 +8,13 @@ extension Outbox {
     /// the holder's value is that one: a value the outbox landed reaches its holders without its validators, and
     /// a change made on it would otherwise carry no precondition.
     func known(_ base: MutationBase?, of item: ItemKey, remoteType: ObjectIdentifier) -> MutationBase? {
-        guard var base, base.entityTag == nil, base.lastModified == nil, let value = base.value else { return base }
+        guard var base, base.validators == nil, let value = base.value else { return base }
         return state.withLock { state in
             guard let lane = state.lanesByType[remoteType], let id = lane.encode(id: item.id, value: nil)?.item,
                 let landed = state.landed[Self.landedKey(type: lane.name, item: id)], landed.value != nil,
                 lane.encode(value: value) == landed.value
             else { return base }
-            base.entityTag = landed.entityTag
-            base.lastModified = landed.lastModified
+            base.validators = Validators(entityTag: landed.entityTag, lastModified: landed.lastModified)
             return base
         }
     }

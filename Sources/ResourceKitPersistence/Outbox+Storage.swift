@@ -29,7 +29,7 @@ extension Outbox {
     func notify() {
         state.withLock { state in
             // Made only for a reader: a list of every kept change.
-            if !state.watchers.isEmpty { state.watchers.yield(state.records.map(\.change)) }
+            state.watchers.yield(state.records.map(\.change))
         }
         observation.changed()
     }

@@ -6,8 +6,6 @@ import Synchronization
 struct OutboxLink: MutationWrapping {
     let outbox: Outbox
     let remoteType: ObjectIdentifier
-    /// The store's wipe generation when the holder was made: a holder made before the last wipe keeps nothing.
-    let generation: UInt64
     /// The item: its value type and id (for a list, the id of the change's item; `nil` for a create).
     var item: ItemKey?
 
@@ -51,9 +49,6 @@ struct OutboxLink: MutationWrapping {
         base: MutationBase? = nil, _ endpoint: Endpoint, _ session: NetworkSession, _ link: OutboxLink,
         _ send: (Endpoint) async throws(NetworkError) -> Outcome
     ) async throws(NetworkError) -> MutationResult<Outcome> {
-        // A holder from before the last wipe (an old screen of the previous user): its changes go to the server
-        // or fail, never into the emptied outbox, to be sent later with someone else's credentials.
-        guard link.outbox.isCurrent(link.generation) else { return .sent(try await send(endpoint)) }
         guard link.outbox.accepts(link.remoteType) else {
             if let item = link.item, link.outbox.holdsChanges(of: item) {
                 throw .invalidRequest(
@@ -147,13 +142,6 @@ extension Outbox {
     func startReplay() {
         state.withLock { startRun(in: &$0) }
         observation.changed()
-    }
-
-    /// Whether a holder made at the store's wipe `generation` may keep changes here: only one made since the
-    /// store's last wipe.
-    func isCurrent(_ generation: UInt64) -> Bool {
-        guard let store = state.withLock({ $0.store }) else { return true }
-        return store.wipeCount == generation
     }
 }
 

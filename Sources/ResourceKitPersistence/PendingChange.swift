@@ -128,7 +128,10 @@ struct OutboxRecord: Codable, Sendable {
         var value: Data?
 
         init(_ base: MutationBase, value: Data?) {
-            self.init(entityTag: base.entityTag, lastModified: base.lastModified, version: base.version, value: value)
+            self.init(
+                entityTag: base.validators?.entityTag, lastModified: base.validators?.lastModified,
+                version: base.version,
+                value: value)
         }
 
         init(entityTag: String?, lastModified: String?, version: ItemVersion?, value: Data?) {

@@ -51,17 +51,18 @@ final class PersistenceExtension: StoreExtension {
         return persistence.restore(hooks)
     }
 
-    func extend<Remote: Readable>(
-        _ link: inout ResourceLink<Remote>, id: Remote.Value.ID, born: UInt64, store: ResourceStore
-    ) where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID {
-        if let hooks = PersistenceHooks<Remote.Value>(Remote.self, id: id) {
-            link.afterChange = ResourceStore.persister(hooks, persistence)
-        }
-        if let outbox {
-            link.mutations = OutboxLink(
-                outbox: outbox, remoteType: ObjectIdentifier(Remote.self), generation: born,
-                item: ItemKey(Remote.Value.self, id: id))
-        }
+    func extend<Remote: Readable>(_ type: Remote.Type, id: Remote.Value.ID, store: ResourceStore)
+        -> HolderHooks<Resource<Remote>>
+    where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID {
+        HolderHooks(
+            afterChange: PersistenceHooks<Remote.Value>(Remote.self, id: id).map {
+                ResourceStore.persister($0, persistence)
+            },
+            mutations: outbox.map {
+                OutboxLink(
+                    outbox: $0, remoteType: ObjectIdentifier(Remote.self),
+                    item: ItemKey(Remote.Value.self, id: id))
+            })
     }
 
     func shownChanges<Item: Identifiable & Sendable>(of type: Item.Type, id: Item.ID?) -> [ShownChange<Item>]
@@ -79,18 +80,19 @@ final class PersistenceExtension: StoreExtension {
         return store.restoreList(hooks, from: persistence)
     }
 
-    func extend<Remote: Listable>(
-        _ link: inout ListLink<Remote>, request: String, born: UInt64, store: ResourceStore
-    ) {
-        if let hooks = ListPersistenceHooks<Remote>(request: request) {
-            link.afterNews = ResourceStore.listPersister(hooks, persistence)
-        }
-        if let outbox {
-            // The item is filled in per change: a list holds many.
-            link.mutations = OutboxLink(
-                outbox: outbox, remoteType: ObjectIdentifier(Remote.self), generation: born,
-                item: ItemKey(Remote.Item.self, id: 0))
-        }
+    func extend<Remote: Listable>(_ type: Remote.Type, request: String, store: ResourceStore)
+        -> HolderHooks<ListResource<Remote>>
+    {
+        HolderHooks(
+            afterChange: ListPersistenceHooks<Remote>(request: request).map {
+                ResourceStore.listPersister($0, persistence)
+            },
+            mutations: outbox.map {
+                // The item is filled in per change: a list holds many.
+                OutboxLink(
+                    outbox: $0, remoteType: ObjectIdentifier(Remote.self),
+                    item: ItemKey(Remote.Item.self, id: 0))
+            })
     }
 
     func pushed<Remote: RemoteResource>(_ type: Remote.Type, id: some Hashable & Sendable, isHeld: Bool) {

@@ -21,7 +21,7 @@ extension StorePersistence {
     /// `distantPast`). A value from the future is new.
     func age(of entry: PersistedEntry) -> Duration? {
         guard entry.loadedAt != .distantPast else { return nil }
-        return .seconds(min(max(0, now().timeIntervalSince(entry.loadedAt)), Duration.longestSeconds))
+        return .seconds(min(max(0, now().timeIntervalSince(entry.loadedAt)), Duration.longest / .seconds(1)))
     }
 }
 
@@ -59,18 +59,16 @@ extension ResourceStore {
             // Cleared before the value is taken: a change after this point queues another write.
             dirty.clear()
             guard let snapshot = resource.persistedSnapshot() else { return nil }
-            let now = resource.session.timeline.now
-            let wallNow = persistence.now()
             guard let data = hooks.encode(snapshot.value) else { return nil }
             // A value marked stale is dated long ago, so that it is stale after a restart too.
-            let loadedAt = snapshot.loadedAt.map { wallNow.addingTimeInterval(-max(0, (now - $0).seconds)) }
+            let loadedAt = snapshot.age.map { persistence.now().addingTimeInterval(-($0 / .seconds(1))) }
             // The value's own validators, or else what the store knows of the item's version: a change made on
             // the value after a restart is still conditional on them.
-            let validators = snapshot.validators ?? resource.knownValidators
+            let validators = snapshot.validators
             var entry = PersistedEntry(
                 key: hooks.key, value: data, entityTag: validators?.entityTag,
                 lastModified: validators?.lastModified, loadedAt: loadedAt ?? .distantPast, schema: hooks.schema)
-            entry.validatorsDescribeValue = snapshot.validators != nil || validators == nil
+            entry.validatorsDescribeValue = snapshot.validatorsDescribeValue
             return entry
         }
     }
@@ -116,7 +114,7 @@ extension ResourceStore {
             persistence.remove(hooks.key)
             return nil
         }
-        let loadedAt = persistence.age(of: entry).map { session.timeline.now - $0 }
+        let loadedAt = persistence.age(of: entry).map { session.now - $0 }
         return (Array(items.prefix(limit)), loadedAt)
     }
 
@@ -125,11 +123,11 @@ extension ResourceStore {
     /// writes, as for a resource.
     static func listPersister<Remote: Listable>(
         _ hooks: ListPersistenceHooks<Remote>, _ persistence: StorePersistence
-    ) -> @Sendable (ListResource<Remote>) -> Void {
+    ) -> @Sendable (ListResource<Remote>, _ removed: Bool) -> Void {
         let dirty = DirtyFlag()
         let generation = persistence.generation.load(ordering: .acquiring)
         let limit = PersistenceSettings.itemLimit(of: Remote.self)
-        return { list in
+        return { list, _ in
             guard limit > 0, persistence.generation.load(ordering: .acquiring) == generation else { return }
             guard dirty.mark() else { return }
             persistence.save(hooks.key) {

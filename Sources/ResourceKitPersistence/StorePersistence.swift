@@ -184,7 +184,7 @@ public final class StorePersistence: Sendable {
     /// flush waits: a value that changes all the time is written once per delay, not once per write's
     /// duration.
     private func drain(firstAfter delay: Duration) {
-        var deadline = Date().addingTimeInterval(delay.seconds)
+        var deadline = Date().addingTimeInterval(delay / .seconds(1))
         while true {
             wake.lock()
             while queue.withLock({ $0.waiters.isEmpty }), Date() < deadline { _ = wake.wait(until: deadline) }
@@ -233,7 +233,7 @@ public final class StorePersistence: Sendable {
                 return
             }
             for waiter in served { waiter.resume() }
-            deadline = Date().addingTimeInterval(writeDelay.seconds)
+            deadline = Date().addingTimeInterval(writeDelay / .seconds(1))
         }
     }
 }

@@ -140,9 +140,8 @@ public struct PocketBaseRealtime: LiveSource {
                         if case .refused(let error) = outcome { return .failure(error) }
                         if case .done = outcome { break }
                         failures += 1
-                        let timeline = session.timeline
                         let wait = reconnect.wait(afterFailures: failures, base: reconnect.initialDelay)
-                        do { try await timeline.sleep(until: timeline.now + wait) } catch { return nil }
+                        do { try await session.sleep(for: wait) } catch { return nil }
                     }
                 }
                 return nil
@@ -200,8 +199,7 @@ public struct PocketBaseRealtime: LiveSource {
                 lostInARow > 1 ? reconnect.wait(afterFailures: lostInARow - 1, base: reconnect.initialDelay) : .zero
             connection.reconnecting(after: wait, failures: lostInARow, error: lost)
             if lostInARow > 1 {
-                let timeline = session.timeline
-                do { try await timeline.sleep(until: timeline.now + wait) } catch { throw .cancelled }
+                do { try await session.sleep(for: wait) } catch { throw .cancelled }
             }
         }
     }

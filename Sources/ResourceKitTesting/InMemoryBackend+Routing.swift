@@ -72,7 +72,7 @@ extension InMemoryBackend {
     private func wait(_ delay: Duration, timeout: TimeInterval) async throws(NetworkError) {
         // A non-positive, infinite or absurd timeout means no limit, as URLSession treats it.
         let limit: Duration =
-            timeout > 0 && timeout < Duration.longestSeconds ? .milliseconds(Int64(timeout * 1000)) : .longest
+            timeout > 0 && timeout < Duration.longest / .seconds(1) ? .milliseconds(Int64(timeout * 1000)) : .longest
         do {
             // Clamped: `Task.sleep` traps on a deadline decades away.
             try await Task.sleep(for: min(max(delay, .zero), limit, RealTimeLimit.longest))

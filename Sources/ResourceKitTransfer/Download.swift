@@ -91,9 +91,10 @@ extension NetworkSession {
             }
             return try await download(endpoint, files: files, progress: progress, resuming: false)
         }
-        // A status the validation provider let through is still not the file.
+        // A status the validation provider let through is still not the file. Its body is in memory already: the
+        // session reads the body of a response that is not a success (its first megabyte) before it returns.
         guard (200..<300).contains(response.statusCode) else {
-            let body = (try? await response.body.collect(upTo: Self.streamedErrorBodyLimit)) ?? Data()
+            let body = (try? await response.body.collect(upTo: .max)) ?? Data()
             throw .httpStatus(code: response.statusCode, body: body, headers: response.headers)
         }
         // Counted in 64 bits: a file may be larger than a 32-bit `Int` (watchOS devices) counts.

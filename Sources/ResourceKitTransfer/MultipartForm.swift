@@ -122,8 +122,6 @@ public struct MultipartForm: Sendable, Equatable, ComposedBody {
                     throw .encoding("the boundary \(boundary) occurs in the file \(url.lastPathComponent)")
                 }
                 body.append(data)
-            case .stream:
-                break
             }
         }
         return body
@@ -153,7 +151,7 @@ public struct MultipartForm: Sendable, Equatable, ComposedBody {
                 }
                 pending.append(data)
             case .file(let url):
-                let size = try UploadBody.size(ofFileAt: url)
+                let size = try UploadPiece.size(ofFileAt: url)
                 pieces.append(.bytes(pending))
                 pending = Data()
                 pieces.append(.file(url, size: size, delimiter: delimiter))

@@ -74,14 +74,24 @@ public final class TransferProgress: Sendable, Observable, ProgressReporting {
         state.stream(\.streams) { state in (state.status, state.status.isFinished) }
     }
 
+    /// Takes a step of an upload the session sends.
+    package func report(_ step: TransferStep) {
+        switch step {
+        case .started(let completed, let expected): start(completed: completed, expected: expected)
+        case .advanced(let count): advance(by: count)
+        case .finished: finish()
+        }
+    }
+
     /// The transfer (re)started: `completed` bytes are there already, of `expected`.
-    package func start(completed: Int64, expected: Int64?) {
+    func start(completed: Int64, expected: Int64?) {
         update(force: true) {
             $0 = Status(completedBytes: Int(clamping: completed), expectedBytes: expected.map { Int(clamping: $0) })
         }
     }
 
-    package func advance(by count: Int) {
+    /// `count` more bytes went through.
+    func advance(by count: Int) {
         // Saturating: past `Int.max` bytes (2 GiB where `Int` has 32 bits) the count stays there, never traps.
         update(force: false) { status in
             let (sum, overflow) = status.completedBytes.addingReportingOverflow(count)
@@ -89,7 +99,8 @@ public final class TransferProgress: Sendable, Observable, ProgressReporting {
         }
     }
 
-    package func finish() {
+    /// The transfer ended, done or not.
+    func finish() {
         update(force: true) { $0.isFinished = true }
     }
 

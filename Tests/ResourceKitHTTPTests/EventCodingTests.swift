@@ -1,6 +1,7 @@
 import Foundation
-import ResourceKitHTTP
 import Testing
+
+@testable import ResourceKitHTTP
 
 /// An event's kind and a log level are written as their names, the stable part a log file or a devtool keeps,
 /// and read back from them; a name this release does not know fails to decode rather than becoming another.
@@ -31,6 +32,18 @@ import Testing
         #expect(Set(kinds).count == Self.resourceKindNames.count)
         #expect(Set(kinds).isDisjoint(with: Self.kinds))
         #expect(try JSONEncoder().encode(kinds) == data)
+    }
+
+    /// The level a logger receives a kind at: an added kind's is the one it was first made with (a second
+    /// declaration of the name does not change it), and the request kinds' are fixed.
+    @Test func aLoggerReceivesAnAddedKindAtTheLevelItWasFirstGiven() {
+        #expect(DiagnosticEvent.Kind("tests.notable", level: .info).level == .info)
+        #expect(DiagnosticEvent.Kind("tests.notable", level: .debug).level == .info)
+        #expect(DiagnosticEvent.Kind("tests.alarming", level: .error).level == .error)
+        #expect(DiagnosticEvent.Kind.requestFailed.level == .error)
+        #expect(DiagnosticEvent.Kind.retry.level == .info)
+        #expect(DiagnosticEvent.Kind.credentialRefresh.level == .info)
+        #expect(DiagnosticEvent.Kind.requestStarted.level == .debug)
     }
 
     @Test func everyLevelIsWrittenAsItsNameAndReadBack() throws {

@@ -1,8 +1,9 @@
 import Dispatch
-import ResourceKitHTTP
 import ResourceKitTesting
 import TestSupport
 import Testing
+
+@testable import ResourceKitHTTP
 
 /// The one multicast stream of the package: every stream gets an owner's changes in the order the owner made
 /// them, from any thread; a stream whose reader stops is unregistered; a finished owner ends its streams.
@@ -34,6 +35,34 @@ import Testing
             for await value in stream { seen.append(value) }
             // What the stream started from, then each change once, in the order the owner made them.
             #expect(seen == Array(0...1_000))
+        }
+    }
+
+    /// An owner nobody watches builds nothing for a change: the element is made only when a stream is
+    /// registered, once for all of them.
+    @Test func theElementIsMadeOnlyWhenAStreamListensAndOnceForAll() async throws {
+        let owner = Locked(Owner())
+        let made = Locked(0)
+        func change() {
+            owner.withLock { owner in
+                owner.value += 1
+                owner.streams.yield(
+                    made.withLock { made in
+                        made += 1
+                        return owner.value
+                    })
+            }
+        }
+        change()
+        #expect(made.withLock { $0 } == 0)
+        let streams = (0..<2).map { _ in owner.stream(\.streams) }
+        change()
+        #expect(made.withLock { $0 } == 1)
+        for continuation in owner.withLock({ $0.streams.removeAll() }) { continuation.finish() }
+        for stream in streams {
+            var seen: [Int] = []
+            for await value in stream { seen.append(value) }
+            #expect(seen == [2])
         }
     }
 

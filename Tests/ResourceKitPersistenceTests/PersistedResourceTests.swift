@@ -123,12 +123,4 @@ extension OutboxTests {
         #expect(DiagnosticEvent.Kind.unclaimedChanges.name == "unclaimedChanges")
     }
 
-    @Test func aLoggerReceivesAnAddedKindAtTheLevelItWasFirstGiven() {
-        #expect(DiagnosticEvent.Kind("tests.notable", level: .info).level == .info)
-        #expect(DiagnosticEvent.Kind("tests.notable", level: .debug).level == .info)
-        #expect(DiagnosticEvent.Kind.unclaimedChanges.level == .error)
-        #expect(DiagnosticEvent.Kind.requestFailed.level == .error)
-        #expect(DiagnosticEvent.Kind.retry.level == .info)
-        #expect(DiagnosticEvent.Kind.stateChanged.level == .debug)
-    }
 }

@@ -27,6 +27,26 @@ import Testing
         ])
     }
 
+    /// A resource's events reach a logger at ``LogLevel/debug``, and one that takes only `info` and above hears
+    /// of the requests' retries and failures alone.
+    @Test func aResourcesEventsAreDebugEventsOfTheLogger() async throws {
+        let debug = EventCollector()
+        await exercise(makeSession(transport(), logger: debug))
+        let objectKinds: Set<DiagnosticEvent.Kind> = [
+            .stateChanged, .cacheHit, .joined, .operationFinished, .storeNews,
+        ]
+        let logged = zip(debug.events, debug.levels).filter { objectKinds.contains($0.0.kind) }
+        #expect(
+            logged.map(\.0.kind) == [
+                .stateChanged, .stateChanged, .operationFinished, .stateChanged, .stateChanged, .operationFinished,
+            ])
+        #expect(logged.allSatisfy { $0.1 == .debug })
+        let info = EventCollector(minimumLevel: .info)
+        await exercise(makeSession(transport(), logger: info))
+        #expect(info.events.map(\.kind) == [.requestFailed])
+        #expect(info.levels == [.error])
+    }
+
     @Test func theLoggerReceivesExactlyWhatTheDiagnosticsStreamReceivesInOrder() async throws {
         let logger = EventCollector()
         let session = makeSession(transport(), logger: logger)

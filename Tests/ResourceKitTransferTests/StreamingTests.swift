@@ -260,6 +260,26 @@ private func lines(of body: ResponseBody, maximumLength: Int = 1 << 20) async th
         #expect(stub.cancellationCount == 1)
     }
 
+    /// A status that is not a success but that validation accepts arrives with its body read, as a rejected one's
+    /// is: its first megabyte, in memory, and the transfer stopped there.
+    @Test func anAcceptedStatusThatIsNotASuccessArrivesWithItsFirstMegabyte() async throws {
+        let megabyte = 1 << 20
+        stub.stub(
+            .get, "/api/huge", status: 500,
+            chunks: [
+                Data(repeating: 1, count: megabyte - 10), Data(repeating: 2, count: 20), Data(repeating: 3, count: 5),
+            ],
+            bufferingLimit: 1)
+        let session = NetworkSession(
+            baseURL: "http://test.local/api", validation: StatusCodeValidation(acceptable: 200..<600), transport: stub)
+        let response = try await session.bytes(Endpoint(.get, "huge"))
+        #expect(response.statusCode == 500)
+        #expect(stub.cancellationCount == 1)
+        let body = try await response.body.collect(upTo: .max)
+        #expect(body.count == megabyte)
+        #expect(body.suffix(10) == Data(repeating: 2, count: 10))
+    }
+
     @Test func redirectsAndRetriesApplyUntilTheHead() async throws {
         stub.stub(.get, "/api/old", status: 302, headers: ["Location": "/api/flaky"], chunks: [data("moved")])
         let attempts = Locked(0)

@@ -100,7 +100,7 @@ extension ResourceStore {
     /// callers share each. Cheap: one pass under the store's lock and each object's; `Codable`.
     /// - Returns: The snapshot.
     public func snapshot() -> StoreSnapshot {
-        let now = session.timeline.now
+        let now = session.now
         let holders = inspectHolders()
         var callers: [Int: Int] = [:]
         func snapshots(_ objects: [ObjectInspection]) -> [ObjectSnapshot] {

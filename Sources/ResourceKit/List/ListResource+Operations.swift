@@ -108,9 +108,7 @@ extension ListResource where Remote.Value == Remote.Item {
     func mutationBase(of id: Item.ID) -> MutationBase? {
         guard let item = storage.withLock({ $0.machine.known(id) })?.item else { return nil }
         let validators = link?.knownValidators(AnyHashable(id))
-        return MutationBase(
-            entityTag: validators?.entityTag, lastModified: validators?.lastModified, version: Remote.version(of: item),
-            value: item)
+        return MutationBase(validators: validators, version: Remote.version(of: item), value: item)
     }
 }
 

@@ -124,7 +124,7 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
     /// time).
     public var restoredAge: Duration? {
         guard isRestored, let loadedAt = link?.restoredAt else { return nil }
-        return max(.zero, session.timeline.now - loadedAt)
+        return max(.zero, session.now - loadedAt)
     }
 
     /// How many callers wait for operations in flight, a shared page counted once per caller.
@@ -151,7 +151,7 @@ extension ListResource: MachineHost {
     @usableFromInline func forward(_ news: [ItemNews<Item, Item.ID>]) {
         guard let heldLink else { return }
         heldLink.value.publish(self, news)
-        heldLink.value.afterNews?(self)
+        heldLink.value.afterNews?(self, false)
     }
 
     @inlinable var watcher: ObjectEvents<ListResource, ListMachine<Item, Remote.Pagination.PageKey>> {
@@ -160,7 +160,7 @@ extension ListResource: MachineHost {
 
     /// A list whose items are whole values keeps when its pages were loaded, for the resources made from them;
     /// another list's answers are not dated.
-    @inlinable var answerTime: Duration? { Remote.itemsAreComplete ? session.timeline.now : nil }
+    @inlinable var answerTime: Duration? { Remote.itemsAreComplete ? session.now : nil }
 }
 
 extension ListResource: EventSubject {

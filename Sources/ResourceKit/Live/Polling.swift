@@ -5,14 +5,14 @@ enum Polling {
     /// calls `poll` with the wait just done, unless nobody observes or a load is in flight. The next wait
     /// starts when `poll` returns, so polls never overlap.
     static func run(
-        timeline: Timeline, interval: Duration, jitter: RetryPolicy.Jitter, isObserved: () -> Bool,
+        session: NetworkSession, interval: Duration, jitter: RetryPolicy.Jitter, isObserved: () -> Bool,
         isLoading: () -> Bool, poll: (Duration) async -> Void
     ) async {
         guard interval > .zero else { return }
         while !Task.isCancelled {
-            let wait = jitter.lengthening(seconds: interval.seconds, byUpToOneIn: 10)
+            let wait = jitter.lengthening(seconds: interval / .seconds(1), byUpToOneIn: 10)
             do {
-                try await timeline.sleep(until: timeline.now + wait)
+                try await session.sleep(for: wait)
             } catch {
                 return
             }
@@ -48,7 +48,7 @@ extension Resource where Remote: Readable {
         async
     {
         await Polling.run(
-            timeline: session.timeline, interval: interval, jitter: jitter, isObserved: { observerCount > 0 },
+            session: session, interval: interval, jitter: jitter, isObserved: { observerCount > 0 },
             isLoading: { state.isLoading }
         ) { wait in
             _ = try? await read(request, policy: .skipIfFresh(maxAge: wait))
@@ -65,7 +65,7 @@ extension ListResource {
     ///   - jitter: How each wait is lengthened at random, by up to a tenth.
     public func poll(every interval: Duration, jitter: RetryPolicy.Jitter = .full) async {
         await Polling.run(
-            timeline: session.timeline, interval: interval, jitter: jitter, isObserved: { observerCount > 0 },
+            session: session, interval: interval, jitter: jitter, isObserved: { observerCount > 0 },
             isLoading: { listState.content.isLoading || listState.pagination.isLoadingNextPage }
         ) { _ in
             _ = try? await refresh()

@@ -23,7 +23,7 @@ extension Resource where Remote: Readable {
             throw .invalidRequest("a ResourceStore's resource reads its own item only; ask the store for the other one")
         }
         if let maxAge = policy.freshnessWindow {
-            let now = session.timeline.now
+            let now = session.now
             let freshness = storage.withLock {
                 $0.machine.freshness(of: key, now: now, maxAge: maxAge ?? Remote.maxAge)
             }
@@ -236,11 +236,10 @@ extension Resource {
     /// included, never an optimistic value) and its version, with what the store knows of the item's validators
     /// (``KnownVersions``: those of this value or of an earlier version of it), or else the value's own.
     func mutationBase() -> MutationBase? {
-        guard let snapshot = persistedSnapshot() else { return nil }
+        guard let snapshot = storage.withLock({ $0.machine.persistedSnapshot() }) else { return nil }
+        // After the resource's lock: the store's versions are behind the registry's.
         let validators = link?.knownValidators() ?? snapshot.validators
-        return MutationBase(
-            entityTag: validators?.entityTag, lastModified: validators?.lastModified,
-            version: Remote.version(of: snapshot.value), value: snapshot.value)
+        return MutationBase(validators: validators, version: Remote.version(of: snapshot.value), value: snapshot.value)
     }
 
     /// Runs a create, update or delete after every mutation asked before it.

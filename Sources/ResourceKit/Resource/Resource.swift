@@ -113,7 +113,7 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
     /// restart is measured on the wall clock and carried onto the session's clock from there; `nil` when no
     /// loaded value is shown or it was marked stale.
     public var age: Duration? {
-        let now = session.timeline.now
+        let now = session.now
         return storage.withLock { $0.machine.loadedAt }.map { max(.zero, now - $0) }
     }
 
@@ -134,7 +134,7 @@ extension Resource: MachineHost {
 
     @inlinable var watcher: ObjectEvents<Resource, ResourceMachine<Value>> { ObjectEvents(self) }
 
-    @inlinable var answerTime: Duration? { session.timeline.now }
+    @inlinable var answerTime: Duration? { session.now }
 }
 
 extension Resource: EventSubject {

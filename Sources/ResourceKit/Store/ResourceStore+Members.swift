@@ -6,7 +6,7 @@ import Synchronization
 /// The closures hold the store strongly: a member keeps its store alive, so news keeps flowing between the
 /// members however the app holds them. The store holds its members weakly, so there is no cycle.
 // `@usableFromInline`: the inlinable read path (Resource+CRUD.swift) reaches it, part of the API surface.
-@usableFromInline package struct ResourceLink<Remote: RemoteResource>: Sendable {
+@usableFromInline struct ResourceLink<Remote: RemoteResource>: Sendable {
     /// The read of the resource's item: the only one it may send.
     @usableFromInline let readKey: RequestKey?
     @usableFromInline let publish: @Sendable (Resource<Remote>, [ResourceNews<Remote.Value>]) -> Void
@@ -18,11 +18,11 @@ import Synchronization
     let knownValidators: @Sendable () -> Validators?
     /// What a store extension runs after the server's value of the resource's item changed, with whether the
     /// server has removed it (persistence queues the value shown); `nil` when none does.
-    @usableFromInline package var afterChange: (@Sendable (Resource<Remote>, _ removed: Bool) -> Void)? = nil
+    @usableFromInline var afterChange: (@Sendable (Resource<Remote>, _ removed: Bool) -> Void)? = nil
     /// The rank of the value the resource started from, when it came from a store extension (persistence).
     var restoredRank: UInt64? = nil
     /// What runs its changes, when a store extension does (the outbox).
-    package var mutations: (any MutationWrapping)? = nil
+    var mutations: (any MutationWrapping)? = nil
 }
 
 extension ResourceLink {
@@ -40,7 +40,7 @@ final class Held<Value: Sendable>: Sendable {
 }
 
 /// How a store's list reaches its store.
-package struct ListLink<Remote: Listable>: Sendable {
+struct ListLink<Remote: Listable>: Sendable {
     let publish: @Sendable (ListResource<Remote>, [ItemNews<Remote.Item, Remote.Item.ID>]) -> Void
     /// Hands the list news from other holders; made in the client's module (see `list(_:request:)`).
     let hear: @Sendable (ListResource<Remote>, any Sendable) -> Void
@@ -50,9 +50,9 @@ package struct ListLink<Remote: Listable>: Sendable {
     let knownValidators: @Sendable (AnyHashable) -> Validators?
     /// What a store extension runs after the items the list shows may have changed (persistence queues them);
     /// `nil` when none does.
-    package var afterNews: (@Sendable (ListResource<Remote>) -> Void)? = nil
+    var afterNews: (@Sendable (ListResource<Remote>, _ removed: Bool) -> Void)? = nil
     /// What runs its changes, when a store extension does (the outbox).
-    package var mutations: (any MutationWrapping)? = nil
+    var mutations: (any MutationWrapping)? = nil
     /// Whether the items the list started from came from the store's persistence.
     var isRestored = false
     /// When they were loaded, on the session's clock (`nil` when that is unknown).
@@ -173,7 +173,7 @@ extension ResourceStore {
                 machine = ResourceMachine(
                     state: .available(restored.value),
                     sharing: .init(key: readKey, publishes: true), settledRank: 0,
-                    loadedAt: restored.age.map { session.timeline.now - $0 }, validators: restored.validators,
+                    loadedAt: restored.age.map { session.now - $0 }, validators: restored.validators,
                     loadedKey: readKey)
                 link.restoredRank = 0
                 registry.learnVersion(of: item, validators: restored.knownValidators, removed: false, rank: 0)
@@ -182,9 +182,11 @@ extension ResourceStore {
                 // What the value it starts from was given with is known of the item, unless something newer is.
                 registry.learnVersion(of: item, validators: validators, removed: false, rank: machine.settledRank)
             }
-            for storeExtension in extensions {
-                storeExtension.extend(&link, id: id, born: born, store: self)
+            let hooks = extensions.reduce(HolderHooks<Resource<Remote>>()) { hooks, storeExtension in
+                hooks.then(storeExtension.extend(Remote.self, id: id, store: self))
             }
+            link.afterChange = hooks.afterChange
+            link.mutations = hooks.mutations.map { UnlessWiped(wrapped: $0, store: self, born: born) }
             let resource = Resource(session: session, machine: machine, link: link)
             let member = WeakMember(object: resource, generation: born)
             registry.resources[key] = member
@@ -256,9 +258,11 @@ extension ResourceStore {
                 restored = storeExtension.restoredItems(of: Remote.self, request: requestName, store: self)
             }
         }
-        for storeExtension in extensions {
-            storeExtension.extend(&link, request: requestName, born: born, store: self)
+        let hooks = extensions.reduce(HolderHooks<ListResource<Remote>>()) { hooks, storeExtension in
+            hooks.then(storeExtension.extend(Remote.self, request: requestName, store: self))
         }
+        link.afterNews = hooks.afterChange
+        link.mutations = hooks.mutations.map { UnlessWiped(wrapped: $0, store: self, born: born) }
         return withRegistry { registry in
             if let existing = registry.current(key, in: registry.lists) as? ListResource<Remote> { return existing }
             made = true
@@ -280,16 +284,22 @@ extension ResourceStore {
 }
 
 extension Resource {
-    /// What a store extension keeps of the resource: its settled value, or the value a failure keeps, with when
-    /// it was loaded on the session's clock (`nil`: it is stale) and the validators the server gave it.
-    package func persistedSnapshot() -> (value: Value, loadedAt: Duration?, validators: Validators?)? {
-        storage.withLock { $0.machine.persistedSnapshot() }.map { ($0.value, $0.loadedAt, $0.validators) }
+    /// What a store extension keeps of the resource: its settled value, or the value a failure keeps; how long
+    /// ago it was loaded, on the session's clock (`nil`: it is stale); and the validators a change of it is
+    /// made on: the value's own, or else what the store knows of the item's version (``KnownVersions``), with
+    /// whether they are the value's own (a conditional read may send only those).
+    package func persistedSnapshot()
+        -> (value: Value, age: Duration?, validators: Validators?, validatorsDescribeValue: Bool)?
+    {
+        guard let snapshot = storage.withLock({ $0.machine.persistedSnapshot() }) else { return nil }
+        // After the resource's lock: the store's versions are behind the registry's.
+        let validators = snapshot.validators ?? link?.knownValidators()
+        let now = session.now
+        return (
+            snapshot.value, snapshot.loadedAt.map { max(.zero, now - $0) }, validators,
+            snapshot.validators != nil || validators == nil
+        )
     }
-}
-
-extension Resource {
-    /// What the store knows of the item's version (``KnownVersions``), for a store extension.
-    package var knownValidators: Validators? { link?.knownValidators() }
 }
 
 extension ListResource {
@@ -307,7 +317,7 @@ extension ListResource {
 extension Resource: StoreMember {
     func hear(_ news: any Sendable) {
         guard let news = news as? [ResourceNews<Value>] else { return }
-        let now = session.timeline.now
+        let now = session.now
         run(transition { machine, _ in machine.receive(news, now: now) })
         link?.reportChange(of: self, in: news)
     }
@@ -339,7 +349,7 @@ extension ListResource: StoreMember {
         // that news reaches.
         guard let heldLink else { return receive(storeNews: news) }
         heldLink.value.hear(self, news)
-        heldLink.value.afterNews?(self)
+        heldLink.value.afterNews?(self, false)
     }
 
     func markStale(everything: Bool, where matches: (any Sendable) -> Bool) -> Bool {

@@ -36,8 +36,6 @@ public final class ResourceStore: Sendable {
     /// checks before it publishes or keeps a change. Written only under the registry's lock, with
     /// ``StoreRegistry/generation``.
     let wipes = Atomic<UInt64>(0)
-    /// How many times the store was wiped, for extensions beside the core: see `wipes`.
-    package var wipeCount: UInt64 { wipes.load(ordering: .acquiring) }
     /// Who learns that the store's live objects changed (a live source following them); see
     /// ``membershipChanges()``.
     let membershipWatchers = Locked(Subscribers<Void>())
@@ -150,7 +148,7 @@ public final class ResourceStore: Sendable {
         _ news: [ItemNews<V, V.ID>], from origin: ObjectIdentifier, label: () -> String? = { nil },
         replaces: ((ItemNews<V, V.ID>, any Sendable) -> Bool)? = nil
     ) where V.ID: Sendable {
-        let now = session.timeline.now
+        let now = session.now
         let itemType = ObjectIdentifier(V.self)
         var resourceBatches: [ObjectIdentifier: (member: any StoreMember, news: [ResourceNews<V>])] = [:]
         let lists: [any StoreMember] = withRegistry { registry in

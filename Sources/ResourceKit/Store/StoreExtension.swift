@@ -1,3 +1,5 @@
+import Synchronization
+
 /// What a module adds to a store from beside it (ResourceKitPersistence: values kept between runs, and the
 /// outbox): the store calls these at fixed points of a holder's life and knows nothing else of what they do.
 ///
@@ -14,11 +16,11 @@ package protocol StoreExtension: Sendable {
         -> RestoredValue<Remote.Value>?
     where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID
 
-    /// Adds what the extension runs for a resource of item `id` to its link: after its news, and around its
-    /// changes.
-    func extend<Remote: Readable>(
-        _ link: inout ResourceLink<Remote>, id: Remote.Value.ID, born: UInt64, store: ResourceStore
-    ) where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID
+    /// What the extension runs for a resource of item `id`: after the server's value of the item changed, and
+    /// around its changes.
+    func extend<Remote: Readable>(_ type: Remote.Type, id: Remote.Value.ID, store: ResourceStore)
+        -> HolderHooks<Resource<Remote>>
+    where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID
 
     /// The changes the extension shows (``ResourceStore/show(_:)``) of item `id` of `Item`, or of every item of
     /// the type when `id` is `nil`, oldest first: what a resource or list made now shows over its items.
@@ -30,9 +32,10 @@ package protocol StoreExtension: Sendable {
     func restoredItems<Remote: Listable>(of type: Remote.Type, request: String, store: ResourceStore)
         -> (items: [Remote.Item], loadedAt: Duration?)?
 
-    /// Adds what the extension runs for a list to its link.
-    func extend<Remote: Listable>(
-        _ link: inout ListLink<Remote>, request: String, born: UInt64, store: ResourceStore)
+    /// What the extension runs for the list of the request named `request`: after the items it shows may have
+    /// changed, and around its changes.
+    func extend<Remote: Listable>(_ type: Remote.Type, request: String, store: ResourceStore)
+        -> HolderHooks<ListResource<Remote>>
 
     /// The server's push changed item `id` of `Remote` (``ResourceStore/apply(_:as:)``); `isHeld` says
     /// whether a live resource of the type holds it.
@@ -51,8 +54,9 @@ extension StoreExtension {
     where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID { nil }
 
     package func extend<Remote: Readable>(
-        _ link: inout ResourceLink<Remote>, id: Remote.Value.ID, born: UInt64, store: ResourceStore
-    ) where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID {}
+        _ type: Remote.Type, id: Remote.Value.ID, store: ResourceStore
+    ) -> HolderHooks<Resource<Remote>>
+    where Remote.Value: Identifiable, Remote.Value.ID: Sendable, Remote.ReadRequest == Remote.Value.ID { .init() }
 
     package func shownChanges<Item: Identifiable & Sendable>(of type: Item.Type, id: Item.ID?) -> [ShownChange<Item>]
     where Item.ID: Sendable { [] }
@@ -62,12 +66,45 @@ extension StoreExtension {
     { nil }
 
     package func extend<Remote: Listable>(
-        _ link: inout ListLink<Remote>, request: String, born: UInt64, store: ResourceStore
-    ) {}
+        _ type: Remote.Type, request: String, store: ResourceStore
+    ) -> HolderHooks<ListResource<Remote>> { .init() }
 
     package func pushed<Remote: RemoteResource>(_ type: Remote.Type, id: some Hashable & Sendable, isHeld: Bool) {}
 
     package func wipe() async throws(NetworkError) {}
+}
+
+/// What a store extension runs for one holder, a resource or a list: the value its `extend` hands the store,
+/// which keeps it in the holder's link.
+package struct HolderHooks<Holder: AnyObject & Sendable>: Sendable {
+    /// Runs after the server's value of the holder's items may have changed (persistence queues what the holder
+    /// shows). `removed` is whether the server removed a resource's item; a list passes `false`.
+    let afterChange: (@Sendable (Holder, _ removed: Bool) -> Void)?
+    /// What runs the holder's changes (the outbox): it sends each, or keeps it for later.
+    let mutations: (any MutationWrapping)?
+
+    /// Hooks that run `afterChange` and wrap the changes in `mutations`; with neither, the extension adds
+    /// nothing to the holder.
+    package init(
+        afterChange: (@Sendable (Holder, _ removed: Bool) -> Void)? = nil, mutations: (any MutationWrapping)? = nil
+    ) {
+        self.afterChange = afterChange
+        self.mutations = mutations
+    }
+
+    /// These hooks, then `later`'s: both run after a change, and `later`'s wrapper, if it has one, runs the
+    /// changes.
+    func then(_ later: Self) -> Self {
+        guard let first = afterChange, let second = later.afterChange else {
+            return Self(afterChange: afterChange ?? later.afterChange, mutations: later.mutations ?? mutations)
+        }
+        return Self(
+            afterChange: { holder, removed in
+                first(holder, removed)
+                second(holder, removed)
+            },
+            mutations: later.mutations ?? mutations)
+    }
 }
 
 /// A value an extension kept of an item (persistence: from an earlier run), and what it knows of it: what a new
@@ -99,17 +136,16 @@ package enum MutationKind: Sendable {
 /// What the server had of an item when a change of it was made: the validators and the version of the value
 /// the holder showed as the server's (never an optimistic one).
 package struct MutationBase: Sendable {
-    package var entityTag: String?
-    package var lastModified: String?
+    /// The validators a conditional change sends.
+    package var validators: Validators?
     package var version: ItemVersion?
     /// The value itself (`Value`, boxed): what a three-way merge starts from.
     package var value: (any Sendable)?
 
     /// The base, or `nil` when nothing is known of the value.
-    init?(entityTag: String?, lastModified: String?, version: ItemVersion?, value: (any Sendable)? = nil) {
-        guard entityTag != nil || lastModified != nil || version != nil || value != nil else { return nil }
-        self.entityTag = entityTag
-        self.lastModified = lastModified
+    init?(validators: Validators?, version: ItemVersion?, value: (any Sendable)? = nil) {
+        guard validators != nil || version != nil || value != nil else { return nil }
+        self.validators = validators
         self.version = version
         self.value = value
     }
@@ -143,6 +179,31 @@ package protocol MutationWrapping: Sendable {
         _ kind: MutationKind, showing value: (any Sendable)?, shownID: AnyHashable?, base: MutationBase?,
         _ endpoint: Endpoint, _ session: NetworkSession, _ send: (Endpoint) async throws(NetworkError) -> Outcome
     ) async throws(NetworkError) -> MutationResult<Outcome>
+}
+
+/// An extension's wrapper of a holder's changes while the store has not been wiped since the holder was made. A
+/// holder from before the last wipe (an old screen of the previous user) sends its changes itself: they go to
+/// the server or fail, and never reach what the extension keeps after the wipe (the outbox), to be sent later
+/// with someone else's credentials.
+struct UnlessWiped: MutationWrapping {
+    let wrapped: any MutationWrapping
+    let store: ResourceStore
+    /// The store's wipe count when the holder was made.
+    let born: UInt64
+
+    func item(_ id: AnyHashable) -> any MutationWrapping {
+        UnlessWiped(wrapped: wrapped.item(id), store: store, born: born)
+    }
+
+    var creating: any MutationWrapping { UnlessWiped(wrapped: wrapped.creating, store: store, born: born) }
+
+    func run<Outcome>(
+        _ kind: MutationKind, showing value: (any Sendable)?, shownID: AnyHashable?, base: MutationBase?,
+        _ endpoint: Endpoint, _ session: NetworkSession, _ send: (Endpoint) async throws(NetworkError) -> Outcome
+    ) async throws(NetworkError) -> MutationResult<Outcome> {
+        guard store.wipes.load(ordering: .acquiring) == born else { return .sent(try await send(endpoint)) }
+        return try await wrapped.run(kind, showing: value, shownID: shownID, base: base, endpoint, session, send)
+    }
 }
 
 /// What a change of a holder can end in when a wrapper keeps it instead of sending it.

@@ -87,7 +87,7 @@ public struct DiagnosticEvent: Sendable, Equatable, CustomStringConvertible {
 
         /// The level a logger receives the kind at: ``LogLevel/error`` for a failed request,
         /// ``LogLevel/info`` for a retry or a credential refresh, ``LogLevel/debug`` for everything else.
-        @inlinable package var level: LogLevel {
+        @inlinable var level: LogLevel {
             switch rawValue {
             case 10: .error
             case 2, 3: .info

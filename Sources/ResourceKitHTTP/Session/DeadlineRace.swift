@@ -104,7 +104,7 @@ protocol CallbackTransport: HTTPTransport {
 
 /// A session's clock with its type erased: instants are durations since the session was made.
 // `@usableFromInline`: the inlinable read path (Resource+CRUD.swift) asks it the time, part of the API surface.
-@usableFromInline package struct Timeline: Sendable {
+@usableFromInline struct Timeline: Sendable {
     private let read: @Sendable () -> Duration
     private let wait: @Sendable (Duration) async throws -> Void
 
@@ -123,8 +123,8 @@ protocol CallbackTransport: HTTPTransport {
     }
 
     /// Now, as time since the session was made.
-    @usableFromInline package var now: Duration { read() }
+    @usableFromInline var now: Duration { read() }
 
     /// Returns at `instant` (time since the session was made); throws when cancelled first.
-    package func sleep(until instant: Duration) async throws { try await wait(instant) }
+    func sleep(until instant: Duration) async throws { try await wait(instant) }
 }

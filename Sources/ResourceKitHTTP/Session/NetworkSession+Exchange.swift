@@ -325,7 +325,7 @@ extension NetworkSession {
     }
 
     /// How much of a streamed response that is not a success is read, for its error.
-    package static let streamedErrorBodyLimit = 1 << 20
+    static let streamedErrorBodyLimit = 1 << 20
 
     /// The body's first `limit` bytes; then the transfer is cancelled, and what still arrives is dropped.
     private static func prefix(of body: ResponseBody, upTo limit: Int) async throws(NetworkError) -> Data {

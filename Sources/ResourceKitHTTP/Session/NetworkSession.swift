@@ -38,7 +38,15 @@ public actor NetworkSession {
     nonisolated var redaction: LogRedaction { configuration.redaction }
     let authentication: (any AuthenticationHandling)?
     // `@usableFromInline`: the inlinable read path (Resource+CRUD.swift) reaches it, part of the API surface.
-    @usableFromInline package nonisolated let timeline: Timeline
+    @usableFromInline nonisolated let timeline: Timeline
+    /// Now on the session's clock (``Configuration/clock``), as time since the session was made: what the
+    /// layers above date answers with.
+    @inlinable package nonisolated var now: Duration { timeline.now }
+    /// Returns after `duration` on the session's clock (at once for one that is not positive); throws when the
+    /// calling task is cancelled first.
+    package nonisolated func sleep(for duration: Duration) async throws {
+        try await timeline.sleep(until: timeline.now + duration)
+    }
     let deadlines: DeadlineScheduler
     // `@usableFromInline`: the inlinable read path reaches it, part of the API surface.
     @usableFromInline package nonisolated let feed: DiagnosticsFeed
@@ -209,7 +217,7 @@ public actor NetworkSession {
     /// take minutes): the endpoint's own ``Endpoint/timeLimit`` does, and the transport's inactivity timeout.
     /// Its upload progress (ResourceKitTransfer's `Endpoint.uploadProgress`) finishes when the call ends.
     private nonisolated func upload(_ endpoint: Endpoint) async throws(NetworkError) -> HTTPResponse {
-        defer { endpoint.progress?.finish() }
+        defer { endpoint.progress?.report(.finished) }
         let (request, base) = try await buildRequest(for: endpoint)
         let exchange = Exchange(
             request: request, base: base, ownCredentials: Redirect.credentials(in: endpoint.headers),
@@ -226,14 +234,15 @@ public actor NetworkSession {
     /// for ``response(for:)``; its upload progress finishes when this returns or throws). The body is then yours to read, as chunks or as lines (`lines(maximumLength:)`, ResourceKitTransfer),
     /// with no time limit of the session's: a body that stops arriving fails by the transport's inactivity
     /// timeout (60 s for ``URLSessionTransport``). A status the validation provider rejects fails here, its
-    /// body's first megabyte read for the error, as with ``response(for:)``. Cancelling the task that reads the
-    /// body, or dropping the body unread, stops the transfer.
+    /// body's first megabyte read for the error, as with ``response(for:)``; a response that is not a success
+    /// (`2xx`) and that validation accepts arrives with its body read the same way, its first megabyte in
+    /// memory. Cancelling the task that reads the body, or dropping the body unread, stops the transfer.
     /// - Parameter endpoint: What to send.
     /// - Returns: The response, its body still arriving.
     /// - Throws: ``NetworkError`` when no acceptable head arrived.
     public nonisolated func bytes(_ endpoint: Endpoint) async throws(NetworkError) -> StreamedResponse {
         // An upload's progress ends with the head: the server has what it answered.
-        defer { endpoint.progress?.finish() }
+        defer { endpoint.progress?.report(.finished) }
         let (request, base) = try await buildRequest(for: endpoint)
         let deadline = Self.deadline(endpoint.timeLimit ?? (Self.uploads(endpoint) ? nil : timeLimit))
         var exchange = Exchange(

@@ -9,11 +9,11 @@ extension Duration {
     /// and clocks trap adding a deadline much further away.
     package static let longest = Duration.seconds(1_000_000_000)
     /// ``longest`` in seconds.
-    package static let longestSeconds: Double = 1e9
+    static let longestSeconds: Double = 1e9
 
     /// The duration in seconds, as a `Double`. Computed from the whole duration, not from `components`,
     /// whose whole seconds trap above `Int64.max` (a `.seconds(1e20)` is a valid `Duration`).
-    package var seconds: Double { self / .seconds(1) }
+    var seconds: Double { self / .seconds(1) }
 
     /// The duration in whole nanoseconds, clamped to what 64 bits hold (292 years either way).
     @inlinable internal var clampedNanoseconds: Int64 {

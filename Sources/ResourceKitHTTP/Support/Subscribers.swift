@@ -20,11 +20,14 @@ package struct Subscribers<Element: Sendable>: Sendable {
     package init() {}
 
     /// Whether no stream is registered; a stream whose reader stopped counts until the next change.
-    package var isEmpty: Bool { continuations.isEmpty }
+    var isEmpty: Bool { continuations.isEmpty }
 
-    /// Yields `element` to every stream; call it under the owner's lock.
-    package mutating func yield(_ element: Element) {
+    /// Yields `element` to every stream; call it under the owner's lock. The element is made only when a stream
+    /// is registered, so that an owner nobody watches builds nothing for a change.
+    package mutating func yield(_ element: @autoclosure () -> Element) {
         dropDepartures()
+        guard !continuations.isEmpty else { return }
+        let element = element()
         for continuation in continuations.values { continuation.yield(element) }
     }
 

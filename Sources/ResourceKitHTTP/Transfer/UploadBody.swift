@@ -8,8 +8,23 @@
 /// A request body that is sent as a stream: its pieces, in memory or in files, read as the transport sends
 /// them. One per call, made when the request is built; every attempt and every redirect hop that repeats
 /// the body reads it again through a fresh ``BodyInputStream``.
-package final class UploadBody: Sendable {
-    typealias Piece = UploadPiece
+final class UploadBody: Sendable {
+    /// A piece of the body: a composed body's (``UploadPiece``), or a stream of the caller's, which can be read
+    /// once.
+    enum Piece {
+        case bytes(Data)
+        /// A file, read from the start when its piece comes. `delimiter`, when set, must not occur in it: a
+        /// multipart boundary.
+        case file(URL, size: Int64, delimiter: Data?)
+        case stream(OneShotStream)
+
+        init(_ piece: UploadPiece) {
+            switch piece {
+            case .bytes(let data): self = .bytes(data)
+            case .file(let url, let size, let delimiter): self = .file(url, size: size, delimiter: delimiter)
+            }
+        }
+    }
 
     let pieces: [Piece]
     /// The body's length in bytes, when every piece's is known.
@@ -45,7 +60,7 @@ package final class UploadBody: Sendable {
     func makeStream() throws(NetworkError) -> BodyInputStream {
         guard let streams = claimStreams() else { throw Self.exhausted }
         failure.withLock { $0 = nil }
-        progress?.start(completed: 0, expected: length)
+        progress?.report(.started(completed: 0, expected: length))
         return BodyInputStream(self, claimed: streams)
     }
 
@@ -79,7 +94,7 @@ package final class UploadBody: Sendable {
 
 /// A stream the caller gave as a body (``RequestBody/stream(_:contentType:)``): handed out once, to the
 /// first attempt; afterwards the body cannot be sent again.
-package final class OneShotStream: @unchecked Sendable {
+final class OneShotStream: @unchecked Sendable {
     // Safe to share: `stream` is read only by the one caller `take()` returns it to, under the lock.
     private nonisolated(unsafe) let stream: InputStream
     private let taken = Locked(false)
@@ -208,7 +223,7 @@ final class BodyInputStream: InputStream {
             if isStream, count > 0 { break }
         }
         if index >= body.pieces.count { status = .atEnd }
-        if count > 0 { body.progress?.advance(by: count) }
+        if count > 0 { body.progress?.report(.advanced(by: count)) }
         return count
     }
 

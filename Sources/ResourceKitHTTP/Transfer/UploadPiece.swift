@@ -7,13 +7,20 @@
 
 /// Where a transfer tells how far it has come (ResourceKitTransfer's `TransferProgress`).
 package protocol ProgressReporting: Sendable {
+    /// Takes the transfer's next step.
+    func report(_ step: TransferStep)
+}
+
+/// What a transfer tells its ``ProgressReporting``, in order: a start, advances, and a finish; a transfer that
+/// sends its body again (an attempt, a redirect) starts again.
+package enum TransferStep: Sendable {
     /// The transfer (re)started: `completed` bytes are there already, of `expected`. In 64 bits: a file may be
     /// larger than a 32-bit `Int` (watchOS devices) counts.
-    func start(completed: Int64, expected: Int64?)
+    case started(completed: Int64, expected: Int64?)
     /// `count` more bytes went through.
-    func advance(by count: Int)
+    case advanced(by: Int)
     /// The transfer ended, done or not.
-    func finish()
+    case finished
 }
 
 /// A request body another module composes of pieces (ResourceKitTransfer's multipart form): encoded in memory
@@ -30,17 +37,15 @@ package protocol ComposedBody: Sendable {
     func isEqual(to other: any ComposedBody) -> Bool
 }
 
-/// A piece of a streamed request body.
+/// A piece of a composed request body, streamed when the session sends it.
 package enum UploadPiece: Sendable {
     case bytes(Data)
     /// A file, read from the start when its piece comes. `delimiter`, when set, must not occur in it: a
     /// multipart boundary.
     case file(URL, size: Int64, delimiter: Data?)
-    /// A stream of the caller's, which can be read once.
-    case stream(OneShotStream)
 }
 
-extension UploadBody {
+extension UploadPiece {
     /// Checks that a file can be read as an upload's piece and returns its size.
     /// - Throws: ``NetworkError/file(_:)`` for a URL that is not a file URL, or a file that is missing, not
     ///   a regular file, or not readable.
