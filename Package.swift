@@ -70,9 +70,16 @@ let package = Package(
         .testTarget(
             name: "ResourceKitPocketBaseTests",
             dependencies: ["ResourceKitPocketBase", "ResourceKitTesting", "TestSupport", "StoreTestSupport"]),
-        .testTarget(name: "ResourceKitTests", dependencies: allModules + ["TestSupport", "StoreTestSupport"]),
         .testTarget(
-            name: "ResourceKitTestingTests", dependencies: allModules,
+            name: "ResourceKitTests",
+            dependencies: ["ResourceKit", "ResourceKitTesting", "TestSupport", "StoreTestSupport"]),
+        // The testing kit's fakes answer the requests of the transfer, event-stream and PocketBase modules too.
+        .testTarget(
+            name: "ResourceKitTestingTests",
+            dependencies: [
+                "ResourceKit", "ResourceKitTesting", "ResourceKitTransfer", "ResourceKitEventStream",
+                "ResourceKitPocketBase",
+            ],
             // Read from the source tree by PocketBaseParityTests; Scripts/capture-pocketbase writes them.
             exclude: ["Captures"]),
         .testTarget(name: "ReadmeTests", dependencies: allModules),

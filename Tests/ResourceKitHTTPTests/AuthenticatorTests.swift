@@ -1,7 +1,5 @@
 import Foundation
-import ResourceKit
 import ResourceKitTesting
-import StoreTestSupport
 import TestSupport
 import Testing
 
@@ -45,6 +43,12 @@ final class TokenStore: Sendable {
             token: { self.token },
             refresh: { (failed: String) async throws(NetworkError) -> String in try await self.refresh(failed) })
     }
+}
+
+/// What the server answers an accepted request with.
+private struct Post: Decodable {
+    let id: String
+    let title: String
 }
 
 /// Answers 200 to `Bearer <accepted>` and 401 to anything else.

@@ -1,6 +1,4 @@
 import Foundation
-import ResourceKit
-import ResourceKitEventStream
 import TestSupport
 import Testing
 
@@ -8,7 +6,7 @@ import Testing
 
 /// The one backoff and the two jitters every growing wait uses (retries, reconnections, polling), checked
 /// against the formulas each of them carried before they shared one: the same waits, bit for bit, over
-/// seeded random and hostile inputs.
+/// seeded random and hostile inputs. (The reconnections' are checked in ResourceKitEventStreamTests.)
 @Suite struct DurationsTests {
     /// What a retry waited before the helpers were shared.
     static func retryReference(_ policy: RetryPolicy, retry: Int, draw: Double?) -> Duration {
@@ -16,66 +14,20 @@ import Testing
         let factor = pow(growth, Double(max(retry - 1, 0)))
         let seconds = min(policy.initialDelay.seconds * factor, policy.maximumDelay.seconds, 1e9)
         guard seconds > 0 else { return .zero }
-        return .seconds(seconds * (draw.map(Self.unit) ?? 1))
-    }
-
-    /// What a reconnection waited before the helpers were shared.
-    static func reconnectReference(_ policy: ReconnectPolicy, failures: Int, base: Duration, draw: Double?)
-        -> Duration
-    {
-        let base = failures > 0 ? max(base, .milliseconds(100)) : max(base, .zero)
-        let growth = policy.multiplier.isNaN ? 1 : max(policy.multiplier, 1)
-        let ceiling = max(policy.maximumDelay, base).seconds
-        let seconds = min(base.seconds * pow(growth, Double(max(failures - 1, 0))), ceiling, 1e9)
-        guard seconds > 0 else { return .zero }
-        return .seconds(min(seconds * (1 + (draw.map(Self.unit) ?? 0) / 2), 1e9))
-    }
-
-    static func unit(_ draw: Double) -> Double { draw.isNaN ? 1 : min(max(draw, 0), 1) }
-
-    static let hostileDoubles: [Double] = [0, -1, 0.5, 1, 2, 10, .nan, .infinity, -.infinity, 1e300, -1e-300]
-    static let hostileDurations: [Duration] = [
-        .zero, .milliseconds(1), .seconds(3), .seconds(-5), .seconds(1e12), .seconds(Int64.max), .seconds(Int64.min),
-    ]
-
-    static func randomDouble(_ generator: inout SeededGenerator) -> Double {
-        Int.random(in: 0..<3, using: &generator) == 0
-            ? hostileDoubles.randomElement(using: &generator)!
-            : Double.random(in: -2..<20, using: &generator)
-    }
-
-    static func randomDuration(_ generator: inout SeededGenerator) -> Duration {
-        Int.random(in: 0..<3, using: &generator) == 0
-            ? hostileDurations.randomElement(using: &generator)!
-            : .milliseconds(Int64.random(in: -1_000...600_000, using: &generator))
+        return .seconds(seconds * (draw.map(HostileWaits.unit) ?? 1))
     }
 
     @Test(arguments: 0..<4)
     func retryWaitsAreTheFormulaTheyAlwaysWere(seed: UInt64) {
         var generator = SeededGenerator(state: seed)
         for _ in 0..<2_000 {
-            let draw: Double? = Bool.random(using: &generator) ? Self.randomDouble(&generator) : nil
+            let draw: Double? = Bool.random(using: &generator) ? HostileWaits.double(&generator) : nil
             let policy = RetryPolicy(
-                initialDelay: Self.randomDuration(&generator), multiplier: Self.randomDouble(&generator),
-                maximumDelay: Self.randomDuration(&generator), jitter: draw.map { value in .full { value } } ?? .none)
+                initialDelay: HostileWaits.duration(&generator), multiplier: HostileWaits.double(&generator),
+                maximumDelay: HostileWaits.duration(&generator), jitter: draw.map { value in .full { value } } ?? .none)
             let retry = Int.random(in: -2...80, using: &generator)
             let expected = Self.retryReference(policy, retry: retry, draw: draw)
             #expect(policy.backoff(beforeRetry: retry) == expected, "seed \(seed): \(policy) retry \(retry)")
-        }
-    }
-
-    @Test(arguments: 0..<4)
-    func reconnectWaitsAreTheFormulaTheyAlwaysWere(seed: UInt64) {
-        var generator = SeededGenerator(state: seed)
-        for _ in 0..<2_000 {
-            let draw: Double? = Bool.random(using: &generator) ? Self.randomDouble(&generator) : nil
-            let policy = ReconnectPolicy(
-                initialDelay: Self.randomDuration(&generator), multiplier: Self.randomDouble(&generator),
-                maximumDelay: Self.randomDuration(&generator), jitter: draw.map { value in .full { value } } ?? .none)
-            let failures = Int.random(in: -2...80, using: &generator)
-            let base = Self.randomDuration(&generator)
-            let expected = Self.reconnectReference(policy, failures: failures, base: base, draw: draw)
-            #expect(policy.wait(afterFailures: failures, base: base) == expected, "seed \(seed): \(policy)")
         }
     }
 
