@@ -151,7 +151,7 @@ public final class ResourceStore: Sendable {
         let now = session.now
         let itemType = ObjectIdentifier(V.self)
         var resourceBatches: [ObjectIdentifier: (member: any StoreMember, news: [ResourceNews<V>])] = [:]
-        let lists: [any StoreMember] = withRegistry { registry in
+        var lists: [any StoreMember] = withRegistry { registry in
             for item in news {
                 let key = StoreKey(type: itemType, id: AnyHashable(item.id))
                 if let replaces, let cached = registry.cache.peek(key), !replaces(item, cached.value) { continue }
@@ -167,10 +167,11 @@ public final class ResourceStore: Sendable {
         }
         // Boxed once, not once per list.
         let boxed: any Sendable = news
+        let receivers = resourceBatches.count + lists.count
         if let replaces {
             // Each list takes only the news that may replace what it shows: most often all of it, passed as it is,
-            // with no array made for the list.
-            for list in lists {
+            // with no array made for the list. Moved out of the array, as below.
+            while let list = lists.popLast() {
                 func replacesShown(_ item: ItemNews<V, V.ID>) -> Bool {
                     list.known(AnyHashable(item.id)).map { replaces(item, $0.value) } ?? true
                 }
@@ -182,14 +183,16 @@ public final class ResourceStore: Sendable {
                 }
             }
             for (member, batch) in resourceBatches.values { member.hear(batch) }
-            emitNews(count: news.count, receivers: resourceBatches.count + lists.count, label: label, of: V.self)
+            emitNews(count: news.count, receivers: receivers, label: label, of: V.self)
             return
         }
         for (member, batch) in resourceBatches.values { member.hear(batch) }
-        // By index: each list is called where the array holds it, not copied out and retained (a store's lists are
-        // weakly referenced, so each retain costs atomics on the list's side table).
-        for index in lists.indices { lists[index].hear(boxed) }
-        emitNews(count: news.count, receivers: resourceBatches.count + lists.count, label: label, of: V.self)
+        // Each list is moved out of the array, which holds the only other reference the store took, rather than
+        // copied out of it: a store's lists are weakly referenced, so each retain and release of one costs atomics
+        // on its side table, and a copy cost a pair of them per list. (Lists are independent: the order they hear
+        // the news in is the registry's, which has none.)
+        while let list = lists.popLast() { list.hear(boxed) }
+        emitNews(count: news.count, receivers: receivers, label: label, of: V.self)
     }
 
     private func emitNews<V>(count: Int, receivers: Int, label: () -> String?, of type: V.Type) {

@@ -208,6 +208,30 @@ func eventsUntilMarker(
         withExtendedLifetime(list) {}
     }
 
+    /// A pushed change's news counts every live holder it reaches: the lists and the resources of the item,
+    /// whether the type has versions (each list checks the change against what it shows) or not.
+    @Test func aPushedChangesNewsCountsEveryHolderItReaches() async throws {
+        /// The same posts, with their titles as versions: a later title replaces an earlier one.
+        struct RemoteTitledPost: Readable {
+            typealias Value = Post
+            typealias ReadRequest = String
+            static func readEndpoint(for id: String) -> Endpoint { Endpoint(.get, "posts").appending(id: id) }
+            static func version(of post: Post) -> ItemVersion? { ItemVersion(post.title) }
+        }
+        let (store, _) = try makeStore()
+        let post = store.resource(RemotePost.self, id: "42")
+        let lists = ["latest", "oldest"].map { store.list(RemoteFeed.self, request: $0) }
+        try await post.read("42")
+        for list in lists { try await list.refresh() }
+        let events = store.session.diagnostics()
+        store.apply(.updated(Post(id: "42", title: "y, pushed")), as: RemotePost.self)
+        store.apply(.updated(Post(id: "42", title: "z, pushed")), as: RemoteTitledPost.self)
+        let news = await eventsUntilMarker(events, session: store.session).filter { $0.hasPrefix("storeNews") }
+        #expect(news == ["storeNews | 1 Post | receivers 3", "storeNews | 1 Post | receivers 3"])
+        #expect(lists.allSatisfy { $0.items.contains(Post(id: "42", title: "z, pushed")) })
+        #expect(post.value?.title == "z, pushed")
+    }
+
     @Test func secretsNeverAppear() async throws {
         let stub = StubTransport()
         stub.stub(
