@@ -241,7 +241,9 @@ private func lines(of body: ResponseBody, maximumLength: Int = 1 << 20) async th
         }
     }
 
-    @Test func aRejectedStatusWithAHugeBodyKeepsItsFirstMegabyte() async throws {
+    /// A `500` at `/api/huge` whose body is 35 bytes longer than a megabyte, in chunks that straddle it; it
+    /// returns the megabyte.
+    func stubHugeBody() -> Int {
         let megabyte = 1 << 20
         stub.stub(
             .get, "/api/huge", status: 500,
@@ -249,6 +251,11 @@ private func lines(of body: ResponseBody, maximumLength: Int = 1 << 20) async th
                 Data(repeating: 1, count: megabyte - 10), Data(repeating: 2, count: 20), Data(repeating: 3, count: 5),
             ],
             bufferingLimit: 1)
+        return megabyte
+    }
+
+    @Test func aRejectedStatusWithAHugeBodyKeepsItsFirstMegabyte() async throws {
+        let megabyte = stubHugeBody()
         do {
             _ = try await session.bytes(Endpoint(.get, "huge"))
             Issue.record("a 500 passed validation")
@@ -263,13 +270,7 @@ private func lines(of body: ResponseBody, maximumLength: Int = 1 << 20) async th
     /// A status that is not a success but that validation accepts arrives with its body read, as a rejected one's
     /// is: its first megabyte, in memory, and the transfer stopped there.
     @Test func anAcceptedStatusThatIsNotASuccessArrivesWithItsFirstMegabyte() async throws {
-        let megabyte = 1 << 20
-        stub.stub(
-            .get, "/api/huge", status: 500,
-            chunks: [
-                Data(repeating: 1, count: megabyte - 10), Data(repeating: 2, count: 20), Data(repeating: 3, count: 5),
-            ],
-            bufferingLimit: 1)
+        let megabyte = stubHugeBody()
         let session = NetworkSession(
             baseURL: "http://test.local/api", validation: StatusCodeValidation(acceptable: 200..<600), transport: stub)
         let response = try await session.bytes(Endpoint(.get, "huge"))
