@@ -139,17 +139,19 @@ extension NetworkSession {
         switch body.kind {
         case .file(let url, let contentType):
             let size = try UploadPiece.size(ofFileAt: url)
-            return (UploadBody(pieces: [.file(url, size: size, delimiter: nil)], progress: progress), contentType)
+            return (
+                UploadBody(pieces: [.composed(.file(url, size: size, delimiter: nil))], progress: progress), contentType
+            )
         case .stream(let stream, let contentType):
             return (UploadBody(pieces: [.stream(stream)], progress: progress), contentType)
         case .composed(let composed):
             return (
-                UploadBody(pieces: try composed.pieces().map(UploadBody.Piece.init), progress: progress),
+                UploadBody(pieces: try composed.pieces().map(UploadBody.Piece.composed), progress: progress),
                 composed.contentType
             )
         case .json, .data, .form:
             let (data, contentType) = try encode(body)
-            return (UploadBody(pieces: [.bytes(data)], progress: progress), contentType)
+            return (UploadBody(pieces: [.composed(.bytes(data))], progress: progress), contentType)
         }
     }
 

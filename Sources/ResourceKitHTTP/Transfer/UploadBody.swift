@@ -12,18 +12,8 @@ final class UploadBody: Sendable {
     /// A piece of the body: a composed body's (``UploadPiece``), or a stream of the caller's, which can be read
     /// once.
     enum Piece {
-        case bytes(Data)
-        /// A file, read from the start when its piece comes. `delimiter`, when set, must not occur in it: a
-        /// multipart boundary.
-        case file(URL, size: Int64, delimiter: Data?)
+        case composed(UploadPiece)
         case stream(OneShotStream)
-
-        init(_ piece: UploadPiece) {
-            switch piece {
-            case .bytes(let data): self = .bytes(data)
-            case .file(let url, let size, let delimiter): self = .file(url, size: size, delimiter: delimiter)
-            }
-        }
     }
 
     let pieces: [Piece]
@@ -43,8 +33,8 @@ final class UploadBody: Sendable {
         var replayable = true
         for piece in pieces {
             switch piece {
-            case .bytes(let data): length += Int64(data.count)
-            case .file(_, let size, _): length += size
+            case .composed(.bytes(let data)): length += Int64(data.count)
+            case .composed(.file(_, let size, _)): length += size
             case .stream:
                 known = false
                 replayable = false
@@ -186,7 +176,7 @@ final class BodyInputStream: InputStream {
         while count < length, index < body.pieces.count {
             let step: (count: Int, ended: Bool)?
             switch body.pieces[index] {
-            case .bytes(let data):
+            case .composed(.bytes(let data)):
                 let take = min(length - count, data.count - offset)
                 if take > 0 {
                     data.withUnsafeBytes { raw in
@@ -196,7 +186,7 @@ final class BodyInputStream: InputStream {
                 }
                 offset += take
                 step = (take, offset >= data.count)
-            case .file(let url, let size, let delimiter):
+            case .composed(.file(let url, let size, let delimiter)):
                 step = readFile(url, size: size, delimiter: delimiter, into: buffer + count, maxLength: length - count)
             case .stream:
                 if streams == nil { streams = body.claimStreams() ?? [] }
