@@ -50,6 +50,21 @@ extension LargeBodyTests {
             _ = try await Self.closedByClient(server)
         }
 
+        /// A status that is not a success but that validation accepts arrives with its body's first mebibyte
+        /// in memory, read before `bytes` returns; the rest is not read.
+        @Test func anAcceptedErrorStatusArrivesWithItsFirstMebibyteAndClosesTheConnection() async throws {
+            let server = try EndlessServer(
+                head: "HTTP/1.1 500 Internal Server Error\r\nTransfer-Encoding: chunked\r\nContent-Type: text/plain")
+            let session = NetworkSession(
+                baseURL: "http://127.0.0.1:\(server.port)", validation: StatusCodeValidation(acceptable: 200..<600),
+                transport: URLSessionTransport(timeout: .seconds(30)))
+            let response = try await session.bytes(Endpoint(.get, "endless"))
+            #expect(response.statusCode == 500)
+            // Closed before the body is read here: the session read what it keeps, and stopped.
+            _ = try await Self.closedByClient(server)
+            #expect(try await response.body.collect(upTo: .max) == Data(repeating: UInt8(ascii: "x"), count: 1 << 20))
+        }
+
         @Test func aDownloadAnsweredWithAnEndless503ThrowsAndClosesTheConnection() async throws {
             let server = try EndlessServer(
                 head: "HTTP/1.1 503 Service Unavailable\r\nTransfer-Encoding: chunked\r\nContent-Type: text/plain")
