@@ -42,14 +42,14 @@ where Machine.State == Host.ReportedState {
 
     // Specialized in the client like the transitions that call them (unspecialized, each event cost metadata
     // lookups), but never inlined: an event in an async frame would grow every operation's task.
-    /// Emits the change to the listeners now, in the object's order, and returns the logger's copy.
-    @inlinable @inline(never) func changed(from before: DiagnosticState, to state: Machine.State) -> DiagnosticEvent? {
+    /// Emits the change to the listeners now, in the object's order, and returns the logger's record.
+    @inlinable @inline(never) func changed(from before: DiagnosticState, to state: Machine.State) -> DiagnosticRecord? {
         var record = DiagnosticRecord.objectEvent(.stateChanged)
         record.setStates(from: before, to: Host.diagnosticState(state))
         return host.diagnosticsFeed.emitUnderLock(record, about: host.diagnosticSubject)
     }
 
-    @inlinable func handOff(_ event: DiagnosticEvent) { host.diagnosticsFeed.log(event) }
+    @inlinable func handOff(_ record: DiagnosticRecord) { host.diagnosticsFeed.log(record) }
 
     /// Tells the feed what a caller's ask did: answered from memory, or joined an operation in flight.
     @inlinable @inline(never) func asked(_ effects: Machine.Effects) {

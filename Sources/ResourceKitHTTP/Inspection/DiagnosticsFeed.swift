@@ -96,20 +96,25 @@ public import Synchronization
     }
 
     /// As `emit`, for an event emitted under an object's lock (a state change, which must follow the object's
-    /// transitions in order): the listeners get it now, and the logger's event is returned, for ``log(_:)``
-    /// after the lock. A logger may read the object; under its lock it would wait for itself.
+    /// transitions in order): the listeners get it now, and the record is returned when a logger takes it, for
+    /// ``log(_:)`` after the lock. A logger may read the object; under its lock it would wait for itself.
+    ///
+    /// The record, not its event: 48 bytes that the object's transition carries past its lock, where an event
+    /// is several hundred, copied on every transition whether or not anyone logs.
     @usableFromInline package func emitUnderLock(
         _ record: DiagnosticRecord, about subject: DiagnosticSubject
-    ) -> DiagnosticEvent? {
+    ) -> DiagnosticRecord? {
         var record = record
         record.subjectReference = Unmanaged.passUnretained(subject)
-        let logged = record.kind.level.rawValue >= loggedLevel && logger != nil ? DiagnosticEvent(record) : nil
         append(record, subject, nil)
-        return logged
+        return record.kind.level.rawValue >= loggedLevel && logger != nil ? record : nil
     }
 
-    /// Hands the logger an event ``emitUnderLock(_:about:)`` returned.
-    @usableFromInline package func log(_ event: DiagnosticEvent) { logger?.log(event.kind.level, event) }
+    /// Hands the logger the event of a record ``emitUnderLock(_:about:)`` returned; the record's subject is
+    /// still alive (the object that emitted it holds it).
+    @usableFromInline package func log(_ record: DiagnosticRecord) {
+        logger?.log(record.kind.level, DiagnosticEvent(record))
+    }
 
     private func append(_ record: DiagnosticRecord, _ subject: DiagnosticSubject?, _ box: DiagnosticErrorBox?) {
         guard listenerCount.load(ordering: .relaxed) > 0 else { return }
