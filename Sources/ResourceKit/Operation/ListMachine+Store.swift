@@ -100,7 +100,7 @@ extension ListMachine {
             // Under an optimistic change the new value does not show until the change ends: the state is
             // made again, but observers are not told of a change they cannot see.
             if !layers.isEmpty, layers[id] != nil {
-                state = display()
+                redisplay()
                 return false
             }
             return true

@@ -275,8 +275,14 @@ where Item.ID: Sendable {
     }
 
     /// Where the settled items hold `id`.
-    @inlinable func position(of id: Item.ID) -> Int? {
-        index.position(of: id, in: settled.content.value ?? [])
+    ///
+    /// Always inlined: called from a mutating method, an outlined call took a copy of the whole machine (some
+    /// 350 bytes) for its `self`, on every item of every news a list hears.
+    @inlinable @inline(__always) func position(of id: Item.ID) -> Int? {
+        switch settled.content {
+        case .available(let items), .failure(_, let items?): index.position(of: id, in: items)
+        case .idle, .loading, .failure(_, nil): nil
+        }
     }
 
     /// Recomputes what observers see from the settled list and what is in flight.
@@ -289,21 +295,25 @@ where Item.ID: Sendable {
         let next = nextPage.flatMap { book.operations[$0] }.map { !$0.isAbandoned } ?? false
         guard settledChanged || first != shown.first || next != shown.next else { return }
         shown = (first, next)
-        state = display()
+        redisplay()
         version &+= 1
     }
 
-    /// What observers see: the settled list, what is in flight, and the optimistic changes over it.
-    @inlinable func display() -> ListState<Item> {
+    /// Makes what observers see again, in place: the settled list, what is in flight, and the optimistic
+    /// changes over it. (A function that returned the state took a copy of the whole machine for its `self`,
+    /// since its result was stored into the machine.)
+    @inlinable mutating func redisplay() {
         let (first, next) = shown
-        var display = settled
+        state = settled
         if next {
-            display.pagination.isLoadingNextPage = true
-            display.pagination.nextPageError = nil
-            if case .failure(_, let previous) = display.content { display.content = .available(previous ?? []) }
+            state.pagination.isLoadingNextPage = true
+            state.pagination.nextPageError = nil
+            if case .failure(_, let previous) = state.content { state.content = .available(previous ?? []) }
         }
-        if first { display.content = .loading(previous: settled.content.value) }
-        if !layers.isEmpty { display.content = display.content.map(overlaid) }
-        return display
+        if first { state.content = .loading(previous: settled.content.value) }
+        if !layers.isEmpty {
+            let content = state.content.map(overlaid)
+            state.content = content
+        }
     }
 }
