@@ -35,7 +35,8 @@ extension ListMachine {
         // Changes that ended but whose end has not reached this list yet (a kept change that landed: its
         // answer comes first) go now, in the same transition as the answer.
         var changed = layers.isEmpty ? false : dropEndedLayers()
-        let pagesInFlight = book.operations.values.contains { !$0.isSerial && !$0.isAbandoned }
+        let pagesInFlight =
+            book.operationCount > 0 && book.operations.values.contains { !$0.isSerial && !$0.isAbandoned }
         for item in incoming {
             switch item.kind {
             case .fact:

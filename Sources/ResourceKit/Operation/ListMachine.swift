@@ -288,11 +288,15 @@ where Item.ID: Sendable {
     /// Recomputes what observers see from the settled list and what is in flight.
     @inlinable mutating func publish(settledChanged: Bool) {
         var firstRank: UInt64 = 0
-        for operation in book.operations.values {
-            if case .first = operation.kind { firstRank = max(firstRank, operation.callers.rank) }
+        var next = false
+        // With nothing in flight (news from the store, mostly), the operations' storage is not touched.
+        if book.operationCount > 0 {
+            for operation in book.operations.values {
+                if case .first = operation.kind { firstRank = max(firstRank, operation.callers.rank) }
+            }
+            next = nextPage.flatMap { book.operations[$0] }.map { !$0.isAbandoned } ?? false
         }
         let first = firstRank > settledRank
-        let next = nextPage.flatMap { book.operations[$0] }.map { !$0.isAbandoned } ?? false
         guard settledChanged || first != shown.first || next != shown.next else { return }
         shown = (first, next)
         redisplay()

@@ -88,9 +88,19 @@ public import Synchronization
     @usableFromInline var runningSerial: OperationID?
     @usableFromInline var serialQueue: [OperationID] = []
 
+    /// How many operations and waiting callers there are: `operations.count` and `callOperation.count`, kept
+    /// here, so that a transition that starts or ends none (a store's news reaching a list) reads them from the
+    /// machine itself, not from two dictionaries' storage elsewhere on the heap (a cache miss each, for every
+    /// list that news reaches).
+    @usableFromInline var operationCount = 0
+    @usableFromInline var waitingCallerCount = 0
+
     @inlinable init() {}
 
-    @inlinable var waitingCallerCount: Int { callOperation.count }
+    /// Checks, in debug builds, that the counts are the dictionaries'.
+    @inlinable func checkCounts() {
+        assert(operationCount == operations.count && waitingCallerCount == callOperation.count)
+    }
 
     /// The next rank: every ask, completion and serial turn takes one.
 
@@ -111,7 +121,8 @@ public import Synchronization
     ) {
         let rank = ranks.draw()
         operations[id]?.callers.add(call, rank: rank, waiter: waiter)
-        callOperation[call] = id
+        if callOperation.updateValue(id, forKey: call) == nil { waitingCallerCount += 1 }
+        checkCounts()
     }
 
     /// A serial operation: it starts now when no other runs, or after every serial operation asked before it.
@@ -134,9 +145,10 @@ public import Synchronization
     /// A caller leaves: it is answered `.cancelled` at once. When it was the last, a queued operation is
     /// dropped and a running one abandoned (its task cancelled).
     @inlinable mutating func leave(_ call: CallID, into effects: inout Effects) -> Departure {
-        guard let id = callOperation.removeValue(forKey: call), var operation = operations[id],
-            let waiter = operation.callers.remove(call)
-        else { return .none }
+        guard let id = callOperation.removeValue(forKey: call) else { return .none }
+        waitingCallerCount -= 1
+        defer { checkCounts() }
+        guard var operation = operations[id], let waiter = operation.callers.remove(call) else { return .none }
         effects.resume(waiter, with: .failure(.cancelled))
         guard operation.callers.isEmpty else {
             operations[id] = operation
@@ -144,6 +156,7 @@ public import Synchronization
         }
         if operation.queued != nil {
             operations[id] = nil
+            operationCount -= 1
             serialQueue.removeAll { $0 == id }
             return .dropped(operation)
         }
@@ -157,7 +170,7 @@ public import Synchronization
         _ id: OperationID, with result: Result<Outcome, NetworkError>, into effects: inout Effects
     ) {
         guard var operation = operations[id] else { return }
-        for call in operation.callers.entries.keys { callOperation[call] = nil }
+        forgetCallers(of: operation)
         operation.callers.resumeAll(with: result, into: &effects)
         abandon(&operation, into: &effects)
         operations[id] = operation
@@ -184,7 +197,8 @@ public import Synchronization
     /// The returned operation still holds its callers, for the machine to rank and answer.
     @inlinable mutating func finish(_ id: OperationID, into effects: inout Effects, ranks: inout Ranks) -> Operation? {
         guard let operation = operations.removeValue(forKey: id) else { return nil }
-        for call in operation.callers.entries.keys { callOperation[call] = nil }
+        operationCount -= 1
+        forgetCallers(of: operation)
         if operation.isSerial, runningSerial == id {
             runningSerial = nil
             startNextSerial(into: &effects, ranks: &ranks)
@@ -217,8 +231,18 @@ public import Synchronization
         var operation = Operation(kind: kind, sentAt: rank)
         operation.callers.add(call, rank: rank, waiter: waiter)
         operations[id] = operation
-        callOperation[call] = id
+        operationCount += 1
+        if callOperation.updateValue(id, forKey: call) == nil { waitingCallerCount += 1 }
+        checkCounts()
         return id
+    }
+
+    /// The operation's callers wait no more.
+    @inlinable mutating func forgetCallers(of operation: Operation) {
+        for call in operation.callers.entries.keys where callOperation.removeValue(forKey: call) != nil {
+            waitingCallerCount -= 1
+        }
+        checkCounts()
     }
 
     @inlinable func abandon(_ operation: inout Operation, into effects: inout Effects) {
