@@ -51,8 +51,10 @@ where Machine.State == Host.ReportedState {
 
     @inlinable func handOff(_ record: DiagnosticRecord) { host.diagnosticsFeed.log(record) }
 
-    /// Tells the feed what a caller's ask did: answered from memory, or joined an operation in flight.
-    @inlinable @inline(never) func asked(_ effects: Machine.Effects) {
+    /// Tells the feed what a caller's ask did: answered from memory, or joined an operation in flight (with the
+    /// callers that waited right after the join: read after the lock, the count could take in a caller that
+    /// joined next).
+    @inlinable @inline(never) func asked(_ effects: Machine.Effects, waitingCallers: Int) {
         let kind: DiagnosticEvent.Kind
         if effects.starts.isEmpty, effects.resumes.isEmpty {
             kind = .joined
@@ -62,7 +64,7 @@ where Machine.State == Host.ReportedState {
             return
         }
         var record = DiagnosticRecord.objectEvent(kind)
-        if kind == .joined { record.setCount(host.waitingCallerCount) }
+        if kind == .joined { record.setCount(waitingCallers) }
         host.diagnosticsFeed.emit(record, about: host.diagnosticSubject)
     }
 

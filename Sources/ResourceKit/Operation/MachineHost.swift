@@ -126,6 +126,7 @@ extension MachineHost {
         let call = CallID.next()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (waiter: OperationWaiter<Machine.Outcome>) in
+                var waitingCallers = 0
                 let effects = transition { machine, ranks -> Effects in
                     // The cancellation flag is set before a handler runs; checked under the lock, it closes the
                     // window between drawing the id and registering.
@@ -134,10 +135,12 @@ extension MachineHost {
                         effects.resume(waiter, with: .failure(.cancelled))
                         return effects
                     }
-                    return ask(&machine, call, waiter, &ranks)
+                    let effects = ask(&machine, call, waiter, &ranks)
+                    waitingCallers = machine.waitingCallerCount
+                    return effects
                 }
                 let watcher = self.watcher
-                if watcher.isActive { watcher.asked(effects) }
+                if watcher.isActive { watcher.asked(effects, waitingCallers: waitingCallers) }
                 run(effects)
             }
         } onCancel: {

@@ -32,8 +32,10 @@
     func changed(from mark: Mark, to state: Machine.State) -> Handoff?
     /// After the lock: what ``changed(from:to:)`` returned.
     func handOff(_ handoff: Handoff)
-    /// After the lock: what a caller's ask did (answered it, joined an operation, started one).
-    func asked(_ effects: Machine.Effects)
+    /// After the lock: what a caller's ask did (answered it, joined an operation, started one), and how many
+    /// callers waited right after it, counted in its critical section (a caller asking just after it must not
+    /// be counted in).
+    func asked(_ effects: Machine.Effects, waitingCallers: Int)
     /// After the lock: an operation's work returned, and its outcome answered `callers` callers.
     func finished(answering callers: Int)
 }
