@@ -108,7 +108,12 @@ func eventsUntilMarker(
             _ = resource.waitingCallerCount
         } onChange: {
             // Once: the third read's own join tells Observation too, before the tracking ends.
-            guard started.withLock({ isStarted in defer { isStarted = true }; return !isStarted }) else { return }
+            let isFirst = started.withLock { isStarted in
+                let isFirst = !isStarted
+                isStarted = true
+                return isFirst
+            }
+            guard isFirst else { return }
             let task = Task.immediate { try await resource.read("1") }
             third.withLock { $0 = task }
         }
