@@ -64,13 +64,30 @@ func eventsUntilMarker(
             ])
     }
 
-    @Test func aCoalescedReadShowsEveryCallerJoiningOneRequest() async throws {
+    /// A read whose request is in flight on a transport the test answers, with the session's events from before
+    /// it: what the callers of the join tests join.
+    struct ReadInFlight {
         let transport = ControlledTransport()
-        let session = makeSession(transport)
-        let resource = Resource<RemotePost>(session: session)
-        let events = session.diagnostics()
-        let first = Task { try await resource.read("1") }
-        try await transport.waitForRequests(1)
+        let session: NetworkSession
+        let resource: Resource<RemotePost>
+        let events: DiagnosticEvents
+        let first: Task<Post, any Error>
+
+        init() async throws {
+            session = makeSession(transport)
+            let resource = Resource<RemotePost>(session: session)
+            self.resource = resource
+            events = session.diagnostics()
+            first = Task { try await resource.read("1") }
+            try await transport.waitForRequests(1)
+        }
+    }
+
+    @Test func aCoalescedReadShowsEveryCallerJoiningOneRequest() async throws {
+        let inFlight = try await ReadInFlight()
+        let (transport, session, resource, events, first) = (
+            inFlight.transport, inFlight.session, inFlight.resource, inFlight.events, inFlight.first
+        )
         let second = Task { try await resource.read("1") }
         try await waitUntil("2 callers") { resource.waitingCallerCount == 2 }
         let third = Task { try await resource.read("1") }
@@ -96,12 +113,10 @@ func eventsUntilMarker(
     @Test func aJoinCountsTheCallersWaitingRightAfterItNotThoseWhoJoinedNext() async throws {
         // `Task.immediate` runs the third read's join inside the notice; older Apple systems lack it.
         guard #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) else { return }
-        let transport = ControlledTransport()
-        let session = makeSession(transport)
-        let resource = Resource<RemotePost>(session: session)
-        let events = session.diagnostics()
-        let first = Task { try await resource.read("1") }
-        try await transport.waitForRequests(1)
+        let inFlight = try await ReadInFlight()
+        let (transport, session, resource, events, first) = (
+            inFlight.transport, inFlight.session, inFlight.resource, inFlight.events, inFlight.first
+        )
         let third = Locked<Task<Post, any Error>?>(nil)
         let started = Locked(false)
         withObservationTracking {
