@@ -300,8 +300,14 @@ final class EventServer: Sendable {
                 let response =
                     "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
                     + "id:c\nevent:PB_CONNECT\ndata:{\"clientId\":\"c\"}\n\n"
-                write(client, response)
-                streams.withLock { $0.append(client) }
+                // The head and the joining under one lock with `push`: a client that has read the head (and
+                // tells the benchmark it opened) is already among the streams, so the first push reaches it; a
+                // push before that finds no stream and writes nothing ahead of the head. (Written first and
+                // joined after, a push in between was lost and the latency loop waited for it forever.)
+                streams.withLock { streams in
+                    write(client, response)
+                    streams.append(client)
+                }
             } else {
                 write(client, "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n")
                 closeSocket(client)
