@@ -12,7 +12,9 @@ extension DiagnosticEvent.Kind {
     /// ``ReadPolicy/skipIfFresh``…): ``DiagnosticEvent/object``.
     public static let cacheHit = DiagnosticEvent.Kind("cacheHit", level: .debug)
     /// A caller joined an operation already in flight on the object instead of sending a request:
-    /// ``DiagnosticEvent/object``, and ``DiagnosticEvent/callers``, how many callers now wait on the object.
+    /// ``DiagnosticEvent/object``, and ``DiagnosticEvent/callers``, how many callers waited on the object right
+    /// after this one joined. The event is emitted after the join, so two callers joining at the same moment
+    /// may be reported in either order, each with its own count.
     public static let joined = DiagnosticEvent.Kind("joined", level: .debug)
     /// An operation of the object ended and answered ``DiagnosticEvent/callers`` callers at once: more than one
     /// when reads were coalesced.
