@@ -91,16 +91,11 @@ import Testing
         let session = NetworkSession(
             baseURL: "http://test.local/api", transport: transport, retry: policy, timeLimit: .seconds(2), clock: clock)
         let task = Task { try await session.send(Endpoint(.get, "posts/1")) }
-        // The shortest sleep is the retry's wait; the other one is the deadline's timer.
-        #expect(
-            try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.milliseconds(500), .seconds(2)] } == [
-                .milliseconds(500), .seconds(2),
-            ])
+        // The shortest sleep is the retry's wait. (An attempt that the transport answers while it starts leaves
+        // no deadline timer behind; where the transport's task cannot start at once, one sleeps toward 2 s.)
+        #expect(try await clock.waitForSleepers(timeout: .seconds(30)) { $0.min() == .milliseconds(500) } != [])
         clock.advance(by: .milliseconds(500))
-        #expect(
-            try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.seconds(1), .milliseconds(1500)] } == [
-                .seconds(1), .milliseconds(1500),
-            ])
+        #expect(try await clock.waitForSleepers(timeout: .seconds(30)) { $0.min() == .seconds(1) } != [])
         clock.advance(by: .seconds(1))
         // The next wait (2 s) would end past the deadline (2 s from the start): the last error is thrown now.
         await #expect(throws: NetworkError.httpStatus(code: 503, body: Data("{}".utf8))) { try await task.value }

@@ -48,18 +48,27 @@ final class DeadlineRace: DeadlineAction {
         if let early { continuation.resume(returning: early) }
     }
 
-    /// Schedules the deadline and records the work; when the race is over already, undoes both.
+    /// Records the work and schedules the deadline. Work that finished while it started (a transport that
+    /// answered without suspending) schedules no deadline; a race that ended in between undoes both.
     func attach(_ work: Work, deadline: Duration?) {
-        let token = deadline.map { scheduler.schedule(at: $0, self) }
         let finishedByTransport = state.withLock { state -> Bool? in
             if state.result != nil { return state.byTransport }
             state.work = work
-            state.deadlineToken = token
             return nil
         }
-        guard let finishedByTransport else { return }
-        if let token { scheduler.cancel(token) }
-        if !finishedByTransport { work.stop() }
+        if let finishedByTransport {
+            if !finishedByTransport { work.stop() }
+            return
+        }
+        guard let deadline else { return }
+        let token = scheduler.schedule(at: deadline, self)
+        let ended = state.withLock { state -> Bool in
+            if state.result != nil { return true }
+            state.deadlineToken = token
+            return false
+        }
+        // `finish` took the work and saw no token: the deadline is this call's to cancel.
+        if ended { scheduler.cancel(token) }
     }
 
     func deadlinePassed() {
