@@ -20,6 +20,13 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
     /// The item type.
     public typealias Item = Remote.Item
 
+    /// How news from other holders of its items reaches a store's list (`nil` outside a store), and what a store
+    /// extension runs after it. Read for every list one update reaches, so kept in the list itself, ahead of the
+    /// fields whose place depends on the generic types: behind `heldLink`, each list cost one more object loaded
+    /// from memory, most often a cache miss.
+    let hearNews: (@Sendable (ListResource, any Sendable) -> Void)?
+    let afterNews: (@Sendable (ListResource, _ removed: Bool) -> Void)?
+
     /// The session that sends the requests.
     public let session: NetworkSession
     /// What selects the list.
@@ -54,6 +61,8 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
             HostKeyPaths(state: \.listState, callers: \.waitingCallerCount, observers: \.observerCount)
         }
         self.heldLink = nil
+        hearNews = nil
+        afterNews = nil
     }
 
     init(session: NetworkSession, request: Remote.ListRequest, state: ListState<Item>, link: ListLink<Remote>) {
@@ -65,6 +74,8 @@ public final class ListResource<Remote: Listable>: Sendable, Observable {
             HostKeyPaths(state: \.listState, callers: \.waitingCallerCount, observers: \.observerCount)
         }
         self.heldLink = Held(link)
+        hearNews = link.hear
+        afterNews = link.afterNews
     }
 
     /// Creates a list in a fixed state with no network, for previews.
@@ -151,7 +162,7 @@ extension ListResource: MachineHost {
     @usableFromInline func forward(_ news: [ItemNews<Item, Item.ID>]) {
         guard let heldLink else { return }
         heldLink.value.publish(self, news)
-        heldLink.value.afterNews?(self, false)
+        afterNews?(self, false)
     }
 
     @inlinable var watcher: ObjectEvents<ListResource, ListMachine<Item, Remote.Pagination.PageKey>> {

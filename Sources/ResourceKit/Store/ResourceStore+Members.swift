@@ -345,11 +345,11 @@ extension Resource: StoreMember {
 
 extension ListResource: StoreMember {
     func hear(_ news: any Sendable) {
-        // Through the held link: binding the link copied (and retained) every closure it holds, for each list
-        // that news reaches.
-        guard let heldLink else { return receive(storeNews: news) }
-        heldLink.value.hear(self, news)
-        heldLink.value.afterNews?(self, false)
+        // Through the list's own copies of the link's two closures: binding the link copied (and retained) every
+        // closure it holds, and reading them through the link loaded one more object, for each list news reaches.
+        guard let hearNews else { return receive(storeNews: news) }
+        hearNews(self, news)
+        afterNews?(self, false)
     }
 
     func markStale(everything: Bool, where matches: (any Sendable) -> Bool) -> Bool {
