@@ -85,6 +85,9 @@ struct InProcessWorkloads: Sendable {
         let requests = max(200, Int(20_000 * scale))
         let transport = InstantTransport(body: try JSONEncoder().encode(Row(id: 1, n: 1)))
         let session = NetworkSession(baseURL: "http://bench.local", transport: transport)
+        // The same session with no deadline: what `send` costs without the race against one (a task for the
+        // transport, a continuation, the race's lock), so the note can say where a send's time goes.
+        let untimed = NetworkSession(baseURL: "http://bench.local", transport: transport, timeLimit: nil)
         let resource = Resource<RemoteRow>(session: session)
         let endpoint = Endpoint(.get, "row")
         let request = try await session.makeURLRequest(for: endpoint)
@@ -113,11 +116,18 @@ struct InProcessWorkloads: Sendable {
                     "floor: a bare shared read",
                     { try await perRequest { _ = try await floorReader.read() } }
                 ),
+                (
+                    "send, no time limit",
+                    { try await perRequest { _ = try await untimed.send(endpoint, as: Row.self) } }
+                ),
             ])
         results.forEach { report.add($0) }
         report.compare(
             "instant transport: Resource.read / a bare shared read", results[2], over: results[3],
             meaning: "a read's cost over a task, a continuation, a lock and Observation around the same request")
+        report.compare(
+            "instant transport: send / send with no time limit", results[1], over: results[4],
+            meaning: "what racing the transport against a deadline adds to a send")
         // What making a resource costs, as a request that makes a new one pays it (the HTTP GET+decode rows do).
         let inits = Int(10_000 * Swift.max(scale, 0.1))
         let made = Locked<Int>(0)
