@@ -84,6 +84,30 @@ import Testing
         stuck.release()
     }
 
+    /// A request the transport answers while it starts leaves no timer toward its deadline: the next request,
+    /// whose deadline is later, arms the session's one timer for its own.
+    @Test func anAnswerGivenAsTheRequestStartsLeavesNoTimerBehind() async throws {
+        guard #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) else { return }
+        let clock = ManualClock()
+        let release = AsyncLatch()
+        let transport = ScriptedTransport([
+            .status(200, json: json(post)),
+            .respond { request throws(NetworkError) in
+                try await release.wait()
+                return HTTPResponse(statusCode: 204, url: request.url)
+            },
+        ])
+        let session = session(transport, clock: clock, timeLimit: .seconds(60))
+        #expect(try await session.send(Endpoint(.get, "posts/1"), as: Post.self) == post)
+        let held = Task { try await session.send(Endpoint(.get, "posts/1", timeLimit: .seconds(120))) }
+        // A timer left toward the first deadline (60 s) would be the session's one timer, and the later deadline
+        // would arm none of its own.
+        #expect(try await clock.waitForSleepers(timeout: .seconds(30)) { !$0.isEmpty } == [.seconds(120)])
+        release.open()
+        _ = try await held.value
+        #expect(transport.requestCount == 2)
+    }
+
     @Test func theDeadlineCoversRetriesAndTheirWaits() async throws {
         let clock = ManualClock()
         let transport = ScriptedTransport([.status(503)])
