@@ -9,12 +9,14 @@ extension DiagnosticEvent.Kind {
     /// ``DiagnosticEvent/previousStateSummary``.
     public static let stateChanged = DiagnosticEvent.Kind("stateChanged", level: .debug)
     /// A read was answered from memory, without a request (``ReadPolicy/skipIfLoaded``,
-    /// ``ReadPolicy/skipIfFresh``…): ``DiagnosticEvent/object``.
+    /// ``ReadPolicy/skipIfFresh``, or ``ReadPolicy/staleWhileRevalidate`` before its read), or a list's next page
+    /// was asked for at the end of the list: ``DiagnosticEvent/object``.
     public static let cacheHit = DiagnosticEvent.Kind("cacheHit", level: .debug)
     /// A caller joined an operation already in flight on the object instead of sending a request:
     /// ``DiagnosticEvent/object``, and ``DiagnosticEvent/callers``, how many callers waited on the object right
     /// after this one joined. The event is emitted after the join, so two callers joining at the same moment
-    /// may be reported in either order, each with its own count.
+    /// may be reported in either order, each with its own count. A change queued behind another (a second
+    /// update while one is sent) joins nothing: it sends its own request in turn, and is not reported.
     public static let joined = DiagnosticEvent.Kind("joined", level: .debug)
     /// An operation of the object ended and answered ``DiagnosticEvent/callers`` callers at once: more than one
     /// when reads were coalesced.

@@ -53,9 +53,10 @@ where Machine.State == Host.ReportedState {
 
     /// Tells the feed what a caller's ask did: answered from memory, or joined an operation in flight (with the
     /// callers that waited right after the join: read after the lock, the count could take in a caller that
-    /// joined next).
+    /// joined next). A change queued behind another shares nothing, and is not reported.
     @inlinable @inline(never) func asked(_ effects: Machine.Effects, waitingCallers: Int) {
         let kind: DiagnosticEvent.Kind
+        if effects.queued { return }
         if effects.starts.isEmpty, effects.resumes.isEmpty {
             kind = .joined
         } else if effects.starts.isEmpty, effects.resumes.count == 1, case .success = effects.resumes[0].result {
@@ -66,6 +67,12 @@ where Machine.State == Host.ReportedState {
         var record = DiagnosticRecord.objectEvent(kind)
         if kind == .joined { record.setCount(waitingCallers) }
         host.diagnosticsFeed.emit(record, about: host.diagnosticSubject)
+    }
+
+    /// A read answered from memory before it asked the machine (a fresh value, or a stale one that is being
+    /// revalidated): no effects to read it from.
+    @inlinable @inline(never) func answeredFromMemory() {
+        host.diagnosticsFeed.emit(DiagnosticRecord.objectEvent(.cacheHit), about: host.diagnosticSubject)
     }
 
     @inlinable @inline(never) func finished(answering callers: Int) {

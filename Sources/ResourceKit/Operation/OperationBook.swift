@@ -139,6 +139,7 @@ public import Synchronization
         } else {
             operations[id]?.queued = Queued(context: context, work: work)
             serialQueue.append(id)
+            effects.queued = true
         }
     }
 

@@ -74,6 +74,8 @@ public import Synchronization
     @usableFromInline var resumes: [Resumption] = []
     @usableFromInline var cancels: [Task<Void, Never>] = []
     @usableFromInline var starts: [Start] = []
+    /// The ask queued a change behind another that runs: it waits for its turn, and shares nothing.
+    @usableFromInline var queued = false
 
     @inlinable init() {}
 

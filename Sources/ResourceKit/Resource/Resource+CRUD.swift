@@ -28,8 +28,11 @@ extension Resource where Remote: Readable {
                 $0.machine.freshness(of: key, now: now, maxAge: maxAge ?? Remote.maxAge)
             }
             switch freshness {
-            case .fresh(let value): return value
+            case .fresh(let value):
+                answeredFromMemory()
+                return value
             case .stale(let value) where policy.revalidates:
+                answeredFromMemory()
                 revalidate(request)
                 return value
             case .stale, .missing: break
@@ -49,6 +52,12 @@ extension Resource where Remote: Readable {
             }
         }
         return try Self.value(of: outcome.get())
+    }
+
+    /// Tells the session's diagnostics that a read was answered from memory by its policy (`cacheHit`).
+    @inlinable func answeredFromMemory() {
+        let watcher = self.watcher
+        if watcher.isActive { watcher.answeredFromMemory() }
     }
 
     /// Reads again in the background; the state shows the read from now on.

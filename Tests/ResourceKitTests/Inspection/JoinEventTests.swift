@@ -72,3 +72,37 @@ struct ReadInFlight {
             ])
     }
 }
+
+@Suite(.timeLimit(.minutes(1))) struct QueuedChangeEventTests {
+    /// A second update waits for the first and then sends its own request: it shares nothing, so it is not a
+    /// `joined` caller.
+    @Test func anUpdateQueuedBehindAnotherIsNotReportedAsJoined() async throws {
+        let transport = ControlledTransport()
+        let session = makeSession(transport)
+        let resource = Resource<RemotePost>(session: session)
+        let events = session.diagnostics()
+        let first = Task { try await resource.update(Post(id: "1", title: "A")) }
+        try await transport.waitForRequests(1)
+        let second = Task { try await resource.update(Post(id: "1", title: "B")) }
+        try await waitUntil("2 callers") { resource.waitingCallerCount == 2 }
+        transport.answer(0, json: json(Post(id: "1", title: "A")))
+        try await transport.waitForRequests(2)
+        transport.answer(1, json: json(Post(id: "1", title: "B")))
+        #expect(try await first.value == Post(id: "1", title: "A"))
+        #expect(try await second.value == Post(id: "1", title: "B"))
+        let url = "http://test.local/api/posts/1"
+        let seen = await eventsUntilMarker(events, session: session)
+        #expect(
+            seen == [
+                "stateChanged | Resource<RemotePost> | idle → loading",
+                "requestStarted | PATCH | \(url) | attempt 1",
+                "requestFinished | PATCH | \(url) | attempt 1 | status 200",
+                "stateChanged | Resource<RemotePost> | loading → loading",
+                "operationFinished | Resource<RemotePost> | callers 1",
+                "requestStarted | PATCH | \(url) | attempt 1",
+                "requestFinished | PATCH | \(url) | attempt 1 | status 200",
+                "stateChanged | Resource<RemotePost> | loading → available",
+                "operationFinished | Resource<RemotePost> | callers 1",
+            ], "\(seen)")
+    }
+}
