@@ -167,8 +167,9 @@ public final class ResourceStore: Sendable {
         }
         // Boxed once, not once per list.
         let boxed: any Sendable = news
-        let receivers = resourceBatches.count + lists.count
         if let replaces {
+            // The holders that hear it: a list whose news all loses to what it shows hears nothing.
+            var receivers = resourceBatches.count
             // Each list takes only the news that may replace what it shows: most often all of it, passed as it is,
             // with no array made for the list. Moved out of the array, as below.
             while let list = lists.popLast() {
@@ -177,15 +178,20 @@ public final class ResourceStore: Sendable {
                 }
                 if news.allSatisfy(replacesShown) {
                     list.hear(boxed)
+                    receivers += 1
                 } else {
                     let kept = news.filter(replacesShown)
-                    if !kept.isEmpty { list.hear(kept) }
+                    if !kept.isEmpty {
+                        list.hear(kept)
+                        receivers += 1
+                    }
                 }
             }
             for (member, batch) in resourceBatches.values { member.hear(batch) }
             emitNews(count: news.count, receivers: receivers, label: label, of: V.self)
             return
         }
+        let receivers = resourceBatches.count + lists.count
         for (member, batch) in resourceBatches.values { member.hear(batch) }
         // Each list is moved out of the array, which holds the only other reference the store took, rather than
         // copied out of it: a store's lists are weakly referenced, so each retain and release of one costs atomics

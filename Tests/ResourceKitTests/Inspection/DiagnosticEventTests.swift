@@ -207,7 +207,8 @@ func eventsUntilMarker(
     }
 
     /// A pushed change's news counts every live holder it reaches: the lists and the resources of the item,
-    /// whether the type has versions (each list checks the change against what it shows) or not.
+    /// whether the type has versions (each list checks the change against what it shows) or not; a holder that
+    /// shows a newer version does not hear it, and is not counted.
     @Test func aPushedChangesNewsCountsEveryHolderItReaches() async throws {
         /// The same posts, with their titles as versions: a later title replaces an earlier one.
         struct RemoteTitledPost: Readable {
@@ -224,8 +225,14 @@ func eventsUntilMarker(
         let events = store.session.diagnostics()
         store.apply(.updated(Post(id: "42", title: "y, pushed")), as: RemotePost.self)
         store.apply(.updated(Post(id: "42", title: "z, pushed")), as: RemoteTitledPost.self)
+        // Older than what every holder shows: none of them hears it.
+        store.apply(.updated(Post(id: "42", title: "a, older")), as: RemoteTitledPost.self)
         let news = await eventsUntilMarker(events, session: store.session).filter { $0.hasPrefix("storeNews") }
-        #expect(news == ["storeNews | 1 Post | receivers 3", "storeNews | 1 Post | receivers 3"])
+        #expect(
+            news == [
+                "storeNews | 1 Post | receivers 3", "storeNews | 1 Post | receivers 3",
+                "storeNews | 1 Post | receivers 0",
+            ])
         #expect(lists.allSatisfy { $0.items.contains(Post(id: "42", title: "z, pushed")) })
         #expect(post.value?.title == "z, pushed")
     }
