@@ -14,7 +14,9 @@ extension NetworkSession {
     /// Every property but ``baseURL`` starts at the same default as the matching parameter of
     /// ``NetworkSession/init(baseURL:validation:transport:defaultHeaders:encoder:decoder:adapters:authenticator:credentialScope:redirects:retry:timeLimit:clock:redaction:logger:activityDebounce:)``,
     /// which builds this value and makes the same session. A session reads its configuration once, when it is
-    /// made: ``NetworkSession/configuration`` returns it, and changing a copy changes no session.
+    /// made: ``NetworkSession/configuration`` returns it, and changing a copy changes no session. The coders are
+    /// the exception: ``encoder`` and ``decoder`` are classes, shared by the session and every copy, so setting
+    /// one of their properties later changes how the session encodes or decodes.
     public struct Configuration: Sendable {
         /// The base URL, or a provider asked for it on every request.
         public var baseURL: any BaseURLProviding
@@ -25,9 +27,9 @@ extension NetworkSession {
         /// Headers for every request; an endpoint's header of the same name wins. `Authorization`,
         /// `Proxy-Authorization` and `Cookie` among them go only to origins in ``credentialScope``.
         public var defaultHeaders = HTTPHeaders()
-        /// Encodes JSON bodies.
+        /// Encodes JSON bodies. A class: the session uses this instance, so set it up before making the session.
         public var encoder = JSONEncoder()
-        /// Decodes JSON responses.
+        /// Decodes JSON responses. A class: the session uses this instance, so set it up before making the session.
         public var decoder = JSONDecoder()
         /// Run in order on every request and redirect hop to an origin in ``credentialScope`` before it is sent.
         public var adapters: [any RequestAdapting] = []

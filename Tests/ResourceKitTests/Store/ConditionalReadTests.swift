@@ -125,4 +125,33 @@ import Testing
         transport.answer(2, json: json(newer))
         #expect(try await again.value == newer)
     }
+
+    /// An update's own tag: a store's resource that had read its item sends it with its next read; a resource
+    /// made on its own reads in full (its update's answer is not its read's).
+    @Test(arguments: [true, false]) func anUpdatesOwnTagIsSentByAStoresResourceOnly(inStore: Bool) async throws {
+        let transport = ControlledTransport()
+        let session = makeTimelessSession(transport)
+        let resource =
+            inStore
+            ? ResourceStore(session: session).resource(RemotePost.self, id: "42")
+            : Resource<RemotePost>(session: session)
+        let read = Task { try await resource.read("42") }
+        try await transport.waitForRequests(1)
+        transport.answer(0, json: json(storePosts[1]), headers: ["ETag": "\"a\""])
+        _ = try await read.value
+        let edited = Post(id: "42", title: "Edited")
+        let update = Task { try await resource.update(edited) }
+        try await transport.waitForRequests(2)
+        transport.answer(1, json: json(edited), headers: ["ETag": "\"b\""])
+        _ = try await update.value
+        let again = Task { try await resource.read("42") }
+        try await transport.waitForRequests(3)
+        #expect(transport.requests[2].value(forHTTPHeaderField: "If-None-Match") == (inStore ? "\"b\"" : nil))
+        if inStore {
+            transport.answer(2, .success(HTTPResponse(statusCode: 304, headers: ["ETag": "\"b\""])))
+        } else {
+            transport.answer(2, json: json(edited), headers: ["ETag": "\"b\""])
+        }
+        #expect(try await again.value == edited)
+    }
 }
