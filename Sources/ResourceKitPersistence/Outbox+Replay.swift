@@ -136,7 +136,9 @@ extension Outbox {
                     continue
                 case .conflict, .rebase: break
                 }
-                let again = resolved.contains(record.id)
+                // Sent once more already, on the server's validators or as its policy resolved it: a replay sends a
+                // change at most twice, so a second refusal holds it.
+                let again = resolved.contains(record.id) || rebased.contains(record.id)
                 if await settle(record, against: server, lane: lane, store: store, again: again) {
                     // Resolved by sending it again: once more in this run, made on the server's version.
                     resolved.insert(record.id)
