@@ -28,7 +28,8 @@ public struct PendingChange: Sendable, Identifiable, Hashable, CustomStringConve
     public let sequence: UInt64
     /// What it does.
     public let kind: Kind
-    /// The ``PersistedResource/persistenceName`` of its `Remote` type.
+    /// The ``PersistedResource/persistenceName`` of its `Remote` type; for a change made through a list (kept
+    /// with `.list(RemoteFeed.self)`), `list:` and the list type's name, as in `list:MyApp.RemoteFeed`.
     public let typeName: String
     /// Its item's id, as text; empty for a create.
     public let itemID: String
