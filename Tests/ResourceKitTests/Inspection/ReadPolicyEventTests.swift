@@ -13,12 +13,18 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct ReadPolicyEventTests {
     let post = Post(id: "1", title: "One")
 
-    @Test func aFreshValueReturnedBySkipIfFreshIsACacheHit() async throws {
+    /// A resource that has read the post once, on a manual clock.
+    func loaded() async throws -> (ManualClock, ScriptedTransport, NetworkSession, Resource<RemotePost>) {
         let clock = ManualClock()
         let transport = ScriptedTransport([.status(200, json: json(post))])
         let session = NetworkSession(baseURL: "http://test.local/api", transport: transport, clock: clock)
         let resource = Resource<RemotePost>(session: session)
         _ = try await resource.read("1")
+        return (clock, transport, session, resource)
+    }
+
+    @Test func aFreshValueReturnedBySkipIfFreshIsACacheHit() async throws {
+        let (_, transport, session, resource) = try await loaded()
         let events = session.diagnostics()
         #expect(try await resource.read("1", policy: .skipIfFresh(maxAge: .seconds(60))) == post)
         #expect(transport.requestCount == 1)
@@ -64,11 +70,7 @@ import Testing
 
     /// A value too old for `skipIfFresh` is read, not reported as a hit.
     @Test func aStaleValueUnderSkipIfFreshIsReadNotACacheHit() async throws {
-        let clock = ManualClock()
-        let transport = ScriptedTransport([.status(200, json: json(post))])
-        let session = NetworkSession(baseURL: "http://test.local/api", transport: transport, clock: clock)
-        let resource = Resource<RemotePost>(session: session)
-        _ = try await resource.read("1")
+        let (clock, transport, session, resource) = try await loaded()
         clock.advance(by: .seconds(120))
         let events = session.diagnostics()
         _ = try await resource.read("1", policy: .skipIfFresh(maxAge: .seconds(60)))
