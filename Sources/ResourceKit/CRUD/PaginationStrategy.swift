@@ -199,7 +199,8 @@ public struct CursorPagination: PaginationStrategy, Equatable {
 
 /// RFC 8288 `Link: <…>; rel="next"` headers, as GitHub and many others send.
 ///
-/// The list ends when the response has no `next` link. Relative links resolve against the page's URL.
+/// The list ends at an empty page, or when the response has no `next` link. Relative links resolve against the
+/// page's URL.
 public struct LinkHeaderPagination: PaginationStrategy, Equatable {
     /// Creates the strategy.
     public init() {}
@@ -216,9 +217,10 @@ public struct LinkHeaderPagination: PaginationStrategy, Equatable {
         return next
     }
 
-    /// The `next` link, or `nil`.
+    /// The `next` link, or `nil` for an empty page or one without it.
     public func nextPageKey(after key: URL?, context: PageContext) -> URL?? {
-        guard let header = context.headers["Link"] else { return nil }
+        // An empty page ends the list, as with the other strategies, whatever its links say.
+        guard context.itemCount > 0, let header = context.headers["Link"] else { return nil }
         guard let next = LinkHeader.url(forRelation: "next", in: header, relativeTo: context.url) else { return nil }
         return .some(next)
     }
