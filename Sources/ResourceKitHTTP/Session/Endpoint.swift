@@ -9,7 +9,10 @@ public import Foundation
 public struct Endpoint: Sendable {
     /// The HTTP method.
     public var method: HTTPMethod
-    /// The path relative to the base URL, percent-encoded. An absolute URL (`https://…`) bypasses the base URL.
+    /// The path relative to the base URL, percent-encoded. An absolute URL (`https://…`) is sent as it is, not
+    /// relative to the base URL; the base URL is still resolved for it when the session has adapters, an
+    /// authenticator or credentials among its default headers, to decide whether they go to its origin, so a
+    /// base URL that cannot be resolved then fails it too.
     public var path: String
     /// Query items, appended to any the base URL has. Values are percent-encoded strictly on the way out.
     public var queryItems: [URLQueryItem]
@@ -18,8 +21,8 @@ public struct Endpoint: Sendable {
     /// The request body.
     public var body: RequestBody?
     /// How long this whole call may take, replacing the session's ``NetworkSession/Configuration/timeLimit``:
-    /// every attempt, redirect and wait between retries must end within it, or the call fails with
-    /// ``NetworkError/timeout``
+    /// every attempt (its adapters and authenticator included), redirect and wait between retries must end
+    /// within it, or the call fails with ``NetworkError/timeout``
     /// and the request in flight is cancelled. `nil` (the default) keeps the session's limit. Sub-second
     /// limits hold (`.milliseconds(800)`). A limit that is not positive or above 10⁹ seconds means none for
     /// this request, whatever the session's (`.zero` lifts it; the transport's own timeout still applies).

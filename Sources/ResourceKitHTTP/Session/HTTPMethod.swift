@@ -5,7 +5,9 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStr
     /// The method's name as sent on the wire, such as `GET`.
     public var rawValue: String
 
-    /// Creates a method from its name; the name is upper-cased.
+    /// Creates a method from its name; the name is upper-cased. A name that is not an RFC 9110 token (empty,
+    /// or with a space, a line break or another separator) is refused when a request is built, with
+    /// ``NetworkError/invalidRequest(_:)``.
     /// - Parameter rawValue: The method name.
     public init(rawValue: String) { self.rawValue = rawValue.uppercased() }
 

@@ -12,6 +12,14 @@ enum HeaderValidation {
         }
     }
 
+    /// Throws unless `method` is an RFC 9110 token (a method is one): a space or line break in it would change
+    /// the request line.
+    static func check(method: String) throws(NetworkError) {
+        guard !method.isEmpty, method.utf8.allSatisfy(isTokenCharacter) else {
+            throw .invalidRequest("method \(method.debugDescription) is not an RFC 9110 token")
+        }
+    }
+
     /// Checks every field.
     static func check(_ headers: some Sequence<(key: String, value: String)>) throws(NetworkError) {
         for (name, value) in headers { try check(name: name, value: value) }

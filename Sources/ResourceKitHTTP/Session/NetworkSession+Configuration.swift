@@ -43,9 +43,10 @@ extension NetworkSession {
         public var redirects = RedirectPolicy.follow
         /// How failed requests are retried, unless an endpoint sets its own; never by default.
         public var retry = RetryPolicy.never
-        /// How long every call may take, from its start, unless its endpoint sets its own
-        /// ``Endpoint/timeLimit``; 60 seconds by default. `nil`, or a limit that is not positive or above 10⁹
-        /// seconds, means none.
+        /// How long every call may take, from its first attempt (adapters and the authenticator included) to its
+        /// validated response, unless its endpoint sets its own ``Endpoint/timeLimit``; 60 seconds by default.
+        /// Resolving a base URL from a provider such as `DynamicBaseURL` comes before the first attempt and is
+        /// not counted. `nil`, or a limit that is not positive or above 10⁹ seconds, means none.
         public var timeLimit: Duration? = .seconds(60)
         /// Measures deadlines and waits between retries; a test can give a manual clock.
         public var clock: any Clock<Duration> = ContinuousClock()
@@ -54,7 +55,8 @@ extension NetworkSession {
         /// Receives the session's events at the levels it asks for; logs nothing by default.
         public var logger: any NetworkLogging = SilentLogger()
         /// How long the activity indicator (``NetworkActivity/isBusy``) stays on after the last request
-        /// ended; 300 ms by default, on ``clock``.
+        /// ended; 300 ms by default, on ``clock``. A negative value counts as zero, and one above 10⁹ seconds
+        /// as 10⁹ seconds.
         public var activityDebounce = Duration.milliseconds(300)
 
         /// A configuration with the given base URL and every other property at its default.

@@ -172,10 +172,7 @@ extension NetworkSession {
             }
             var credential: (any Sendable)?
             if (!adapters.isEmpty || authentication != nil), credentialScope.contains(hop.url, base: exchange.base) {
-                for adapter in adapters {
-                    outgoing = try await adapter.adapt(outgoing)
-                }
-                if let authentication { credential = try await authentication.authenticate(&outgoing) }
+                (outgoing, credential) = try await adapt(outgoing, deadline: deadline)
                 // Adapters set headers themselves: nothing they add may break the request apart either.
                 try HeaderValidation.check(outgoing.allHTTPHeaderFields ?? [:])
             }
@@ -240,6 +237,39 @@ extension NetworkSession {
             credentials = credentials.merging(exchange.ownCredentials)
         }
         for field in credentials { hop.setValue(field.value, forHTTPHeaderField: field.name) }
+    }
+
+    /// Runs the adapters, then the authenticator, on `request`: part of the attempt, so within the deadline. At
+    /// the deadline the call fails with ``NetworkError/timeout`` and their work is cancelled, whether or not
+    /// it honours cancellation.
+    private nonisolated func adapt(
+        _ request: URLRequest, deadline: Duration?
+    ) async throws(NetworkError) -> (URLRequest, (any Sendable)?) {
+        let adapters = self.adapters
+        let authentication = self.authentication
+        @Sendable func run() async throws(NetworkError) -> (URLRequest, (any Sendable)?) {
+            var outgoing = request
+            for adapter in adapters { outgoing = try await adapter.adapt(outgoing) }
+            let credential = try await authentication?.authenticate(&outgoing)
+            return (outgoing, credential)
+        }
+        guard let deadline else { return try await run() }
+        if timeline.now >= deadline { throw .timeout }
+        let adapted = Locked<(URLRequest, (any Sendable)?)?>(nil)
+        _ = try await race(deadline) { race in
+            .task(
+                Self.abandonable {
+                    do throws(NetworkError) {
+                        let result = try await run()
+                        adapted.withLock { $0 = result }
+                        race.finish(.success(nil), fromTransport: true)
+                    } catch {
+                        race.finish(.failure(error), fromTransport: true)
+                    }
+                })
+        }.get()
+        guard let result = adapted.withLock({ $0 }) else { throw .cancelled }
+        return result
     }
 
     /// Waits for the authenticator's refresh, at most until the deadline and only while the caller waits: the

@@ -15,9 +15,11 @@ extension NetworkSession {
     /// case-insensitively, so an explicit `Content-Type` is never overwritten.
     /// - Parameter endpoint: The endpoint.
     /// - Returns: The request.
-    /// - Throws: ``NetworkError/invalidURL(_:)``, ``NetworkError/encoding(_:)``, or
-    ///   ``NetworkError/invalidRequest(_:)`` for an endpoint that cannot be sent (an empty id, a header name
-    ///   that is not an RFC 9110 token, a header value with CR, LF or NUL).
+    /// - Throws: ``NetworkError/invalidURL(_:)``, ``NetworkError/encoding(_:)``,
+    ///   ``NetworkError/invalidRequest(_:)`` for an endpoint that cannot be sent (an empty id, a method or
+    ///   header name that is not an RFC 9110 token, a header value with CR, LF or NUL),
+    ///   ``NetworkError/file(_:)`` for a file body that cannot be read, or what the session's base-URL provider
+    ///   throws.
     public nonisolated func makeURLRequest(for endpoint: Endpoint) async throws(NetworkError) -> URLRequest {
         try await buildRequest(for: endpoint).request
     }
@@ -51,10 +53,14 @@ extension NetworkSession {
         }
         var request = URLRequest(url: url)
         // `GET` is what a new request has; setting it again costs a normalization of the method on Linux.
-        if endpoint.method != .get { request.httpMethod = endpoint.method.rawValue }
+        if endpoint.method != .get {
+            try HeaderValidation.check(method: endpoint.method.rawValue)
+            request.httpMethod = endpoint.method.rawValue
+        }
         // The session enforces the deadline; the transport's own timer must not end the request first
         // (Linux truncates it to whole seconds, so 0.8 would mean at once): whole seconds, rounded up.
-        if let limit = NetworkSession.deadline(endpoint.inactivityTimeout ?? endpoint.timeLimit) {
+        let inactivity = NetworkSession.deadline(endpoint.inactivityTimeout)
+        if let limit = inactivity ?? NetworkSession.deadline(endpoint.timeLimit) {
             request.timeoutInterval = limit.seconds.rounded(.up)
         }
 

@@ -107,8 +107,9 @@ public actor NetworkSession {
     ///     request to its origin would get.
     ///   - redirects: How redirects are followed; up to 10 hops by default.
     ///   - retry: How failed requests are retried; never by default.
-    ///   - timeLimit: How long every call may take: from the first attempt through redirects, retries and
-    ///     their waits to the validated response; 60 seconds by default. An endpoint's
+    ///   - timeLimit: How long every call may take: from the first attempt (its adapters and authenticator
+    ///     included) through redirects, retries and their waits to the validated response; 60 seconds by
+    ///     default. A base URL's resolution by a provider comes before the first attempt and is not counted. An endpoint's
     ///     ``Endpoint/timeLimit`` replaces it. `nil`, or a limit that is not positive or above 10⁹ seconds,
     ///     means none.
     ///   - clock: Measures deadlines and waits between retries; a test can pass a manual clock.
@@ -258,7 +259,7 @@ public actor NetworkSession {
     /// The deadline for a time limit; `nil` (no deadline) for none, or for a limit that is not positive or
     /// longer than about 31 years, as `URLSession` treats such values: no deadline can overflow the clock.
     static func deadline(_ limit: Duration?) -> Duration? {
-        guard let limit, limit > .zero, limit < .longest else { return nil }
+        guard let limit, limit > .zero, limit <= .longest else { return nil }
         return limit
     }
 

@@ -7,7 +7,9 @@
 
 /// An asynchronous hook that may change each outgoing request, such as adding authentication.
 ///
-/// Adapters run in order after the session has built the request and before it is logged and sent.
+/// Adapters run in order on each attempt and redirect hop to an origin in the session's credential scope, after
+/// the session has built the request and before it is sent, within the call's time limit. An attempt's
+/// `requestStarted` event is emitted before its adapters run: it shows the request as the endpoint built it.
 public protocol RequestAdapting: Sendable {
     /// Returns the request to send.
     /// - Parameter request: The request built so far.
