@@ -147,6 +147,6 @@ public struct DiagnosticEvent: Sendable, Equatable, CustomStringConvertible {
         if let duration { parts.append("\(duration)") }
         if let delay { parts.append("retry in \(delay)") }
         if let error { parts.append("error: \(error)") }
-        return parts.joined(separator: " · ")
+        return parts.joined(separator: " · ").singleLine
     }
 }

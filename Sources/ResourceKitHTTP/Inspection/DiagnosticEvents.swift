@@ -9,7 +9,8 @@ extension NetworkSession {
     /// the order the library emitted them. While no sequence exists, no event is built but those the logger
     /// asks for: each place that could emit one costs one atomic load. Cancelling the task that iterates it
     /// ends it; a sequence and its iterator that are gone stop collecting.
-    /// - Parameter limit: How many unread events the stream keeps; older ones are dropped first.
+    /// - Parameter limit: How many unread events the stream keeps, at least 1 and at most 2³⁰ (a larger limit,
+    ///   such as `Int.max`, keeps 2³⁰); older ones are dropped first.
     /// - Returns: The stream.
     public nonisolated func diagnostics(bufferingNewest limit: Int = 10_000) -> DiagnosticEvents {
         DiagnosticEvents(reader: feed.events(bufferingNewest: limit))

@@ -51,6 +51,9 @@ public import Synchronization
     /// How long a waiting consumer's first event waits for company: long enough that a busy session wakes
     /// its consumer about a hundred times a second, short enough that a person watching sees no delay.
     static let flushDelay = Duration.milliseconds(10)
+    /// The most unread events a listener keeps: a larger limit (`Int.max` for "all") is this one, so that no
+    /// count of them can overflow.
+    static let largestLimit = 1 << 30
     /// One timer for every feed of the process, on the real clock: a session's `ManualClock` must not hold
     /// events back.
     private static let flusher = DeadlineScheduler(timeline: Timeline(ContinuousClock()))
@@ -141,7 +144,7 @@ public import Synchronization
     func events(bufferingNewest limit: Int) -> DiagnosticReader {
         let id = state.withLock { state in
             state.nextID &+= 1
-            state.listeners.append(Listener(id: state.nextID, limit: max(1, limit)))
+            state.listeners.append(Listener(id: state.nextID, limit: min(max(1, limit), Self.largestLimit)))
             return state.nextID
         }
         listenerCount.add(1, ordering: .relaxed)

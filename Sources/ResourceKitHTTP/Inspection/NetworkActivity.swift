@@ -32,7 +32,8 @@ public final class NetworkActivity: Sendable, Observable {
         public var description: String { "\(requestsInFlight) in flight, \(isBusy ? "busy" : "idle")" }
     }
 
-    /// How long ``isBusy`` stays on after the last request ended.
+    /// How long ``isBusy`` stays on after the last request ended: the session's `activityDebounce`, a negative
+    /// one as zero and one above 10⁹ seconds as 10⁹ seconds.
     public let debounce: Duration
 
     private struct State {
@@ -50,7 +51,7 @@ public final class NetworkActivity: Sendable, Observable {
 
     init(counter: ActivityCounter) {
         self.counter = counter
-        self.debounce = max(counter.debounce, .zero)
+        self.debounce = min(max(counter.debounce, .zero), .longest)
         self.timeline = counter.timeline
     }
 
@@ -94,11 +95,15 @@ public final class NetworkActivity: Sendable, Observable {
     }
 
     /// A call of the session started (the counter has counted it).
+    ///
+    /// The count is read from the counter, not added to: a watch that starts between the counter's add and
+    /// this call has counted the call already. Each update reads the count under the lock after its own
+    /// change, so the last one shows every change.
     func began() {
         guard watched.load(ordering: .acquiring) else { return }
         update { state in
             state.generation &+= 1
-            state.status.requestsInFlight += 1
+            state.status.requestsInFlight = counter.current
             state.status.isBusy = true
         }
     }
@@ -108,7 +113,7 @@ public final class NetworkActivity: Sendable, Observable {
         guard watched.load(ordering: .acquiring) else { return }
         var turnOff: UInt64?
         update { state in
-            state.status.requestsInFlight = max(0, state.status.requestsInFlight - 1)
+            state.status.requestsInFlight = counter.current
             if state.status.requestsInFlight == 0, state.status.isBusy {
                 if debounce == .zero { state.status.isBusy = false } else { turnOff = state.generation }
             }

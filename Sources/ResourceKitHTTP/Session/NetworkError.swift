@@ -197,8 +197,11 @@ public struct NetworkError: Error, Sendable, Equatable, CustomStringConvertible 
         return nil
     }
 
-    /// A readable description of the error, suitable for logs.
-    public var description: String {
+    /// A readable description of the error, suitable for logs: one line, whatever the server's body or
+    /// message holds (each line break becomes a space).
+    public var description: String { lines.singleLine }
+
+    private var lines: String {
         switch kind {
         case .invalidURL(let detail):
             return "Invalid URL: \(detail)"

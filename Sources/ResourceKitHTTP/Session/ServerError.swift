@@ -45,11 +45,12 @@ public struct ServerError: Sendable, Equatable, CustomStringConvertible {
             && lhs.body == rhs.body
     }
 
-    /// The message followed by the field messages, sorted by field name.
+    /// The message followed by the field messages, sorted by field name, on one line.
     public var description: String {
         let fields = fieldErrors.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
-        return fields.isEmpty
+        return
+            (fields.isEmpty
             ? "Server error \(status): \(message)"
-            : "Server error \(status): \(message) (\(fields.joined(separator: "; ")))"
+            : "Server error \(status): \(message) (\(fields.joined(separator: "; ")))").singleLine
     }
 }

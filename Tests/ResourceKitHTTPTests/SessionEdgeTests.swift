@@ -1,0 +1,163 @@
+import Foundation
+import ResourceKitTesting
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import ResourceKitHTTP
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// What the session's documentation promises at its edges: limits, methods, descriptions and counts.
+@Suite(.timeLimit(.minutes(1))) struct SessionEdgeTests {
+    let session = NetworkSession(baseURL: "http://test.local/api")
+
+    /// An inactivity timeout that means none falls back to the endpoint's time limit, as `nil` does.
+    @Test(arguments: [Duration?.none, .zero, .seconds(-3), .seconds(2_000_000_000)])
+    func anInactivityTimeoutThatMeansNoneFallsBackToTheTimeLimit(inactivity: Duration?) async throws {
+        var endpoint = Endpoint(.get, "posts", timeLimit: .milliseconds(4200))
+        endpoint.inactivityTimeout = inactivity
+        #expect(try await session.makeURLRequest(for: endpoint).timeoutInterval == 5)
+        endpoint.inactivityTimeout = .seconds(2)
+        #expect(try await session.makeURLRequest(for: endpoint).timeoutInterval == 2)
+    }
+
+    /// A limit of exactly 10⁹ seconds is a limit; only one above it means none.
+    @Test func aLimitOfExactlyTheLongestIsALimit() {
+        #expect(NetworkSession.deadline(.seconds(1_000_000_000)) == .seconds(1_000_000_000))
+        #expect(NetworkSession.deadline(.seconds(1_000_000_000) + .nanoseconds(1)) == nil)
+        #expect(NetworkSession.deadline(.zero) == nil)
+    }
+
+    /// A method that is not an RFC 9110 token never reaches the transport.
+    @Test(arguments: ["", "GET /admin", "PATCH\r\nX-Evil: 1", "DEL\tETE", "PO(ST)", "MÉTHODE"])
+    func aMethodThatIsNotATokenIsRefused(method: String) async throws {
+        let transport = ScriptedTransport([.status(200)])
+        let session = NetworkSession(baseURL: "http://test.local/api", transport: transport)
+        let endpoint = Endpoint(HTTPMethod(rawValue: method), "posts")
+        await #expect(throws: NetworkError.self) { try await session.makeURLRequest(for: endpoint) }
+        do {
+            _ = try await session.response(for: endpoint)
+            Issue.record("sent")
+        } catch {
+            #expect(error.code == .invalidRequest)
+            #expect(error.message.contains("RFC 9110 token"))
+        }
+        #expect(transport.requestCount == 0)
+    }
+
+    @Test func anExtensionMethodThatIsATokenIsSent() async throws {
+        let request = try await session.makeURLRequest(for: Endpoint(HTTPMethod(rawValue: "propfind"), "posts"))
+        #expect(request.httpMethod == "PROPFIND")
+    }
+
+    /// An error's description is one line, whatever the body or message it quotes.
+    @Test func anErrorsDescriptionIsOneLine() {
+        let body = Data("<html>\n<body>\r\nBad gateway\u{2028}</body>\n</html>".utf8)
+        let status = NetworkError.httpStatus(code: 502, body: body)
+        #expect(status.description == "HTTP status 502: <html> <body> Bad gateway </body> </html>")
+        let server = ServerError(status: 400, message: "Failed\nto create", fieldErrors: ["title": "Missing\nvalue"])
+        #expect(server.description == "Server error 400: Failed to create (title: Missing value)")
+        #expect(NetworkError.server(server).description == server.description)
+        #expect(NetworkError.transport(code: .unknown, message: "a\nb").description.contains("\n") == false)
+        var event = DiagnosticEvent(.requestFailed)
+        event.error = status
+        #expect(!event.description.contains("\n"))
+        #expect(!event.description.contains("\r"))
+    }
+
+    /// `bufferingNewest: .max`, "all of them", keeps the most a listener can, and does not trap.
+    @Test func aHugeDiagnosticsLimitDoesNotTrap() async throws {
+        let transport = ScriptedTransport([.status(200, json: #"{"id":"1"}"#)])
+        let session = NetworkSession(baseURL: "http://test.local/api", transport: transport)
+        let events = session.diagnostics(bufferingNewest: .max)
+        _ = try await session.response(for: Endpoint(.get, "posts/1"))
+        var iterator = events.makeAsyncIterator()
+        #expect(await iterator.next()?.kind == .requestStarted)
+    }
+
+    /// A debounce too long for the clock is clamped to 10⁹ seconds: the indicator stays on, nothing traps.
+    @Test func aHugeActivityDebounceDoesNotTrap() async throws {
+        let clock = ManualClock()
+        let transport = ScriptedTransport([.status(200, json: #"{"id":"1"}"#)])
+        let session = NetworkSession(
+            baseURL: "http://test.local/api", transport: transport, clock: clock,
+            activityDebounce: .seconds(Int64.max))
+        #expect(session.activity.debounce == .seconds(1_000_000_000))
+        #expect(!session.activity.isBusy)  // watched from here on
+        _ = try await session.response(for: Endpoint(.get, "posts/1"))
+        #expect(session.activity.status == NetworkActivity.Status(requestsInFlight: 0, isBusy: true))
+        try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.seconds(1_000_000_000)] }
+        clock.advance(by: .seconds(1_000_000_000))
+        try await waitUntil("the indicator off") { !session.activity.isBusy }
+    }
+
+    /// A watch that starts between the counter's add and the activity hearing of it counts the call once.
+    @Test func aWatchStartedAsACallBeginsCountsItOnce() {
+        let counter = ActivityCounter(debounce: .zero, timeline: Timeline(ContinuousClock()))
+        counter.began()  // counted; no activity to tell yet
+        let activity = counter.watcher { NetworkActivity(counter: counter) }
+        #expect(activity.requestsInFlight == 1)
+        activity.began()  // the late half of the same call's `began`
+        #expect(activity.status == NetworkActivity.Status(requestsInFlight: 1, isBusy: true))
+        counter.ended()
+        #expect(activity.status == NetworkActivity.Status(requestsInFlight: 0, isBusy: false))
+        // And an end heard after the watch started from a count that had already lost it.
+        counter.began()
+        #expect(activity.requestsInFlight == 1)
+        activity.ended()  // an end the activity hears twice, once through the counter below
+        counter.ended()
+        #expect(activity.status == NetworkActivity.Status(requestsInFlight: 0, isBusy: false))
+    }
+}
+
+/// Adapters and the authenticator are part of an attempt: the time limit covers them.
+@Suite(.timeLimit(.minutes(1))) struct AdapterDeadlineTests {
+    /// An adapter that waits until it is cancelled, and counts its cancellations.
+    final class StuckAdapter: RequestAdapting {
+        let cancellations = Atomic<Int>(0)
+        let calls = Atomic<Int>(0)
+
+        func adapt(_ request: URLRequest) async throws(NetworkError) -> URLRequest {
+            calls.add(1, ordering: .relaxed)
+            let stream = AsyncStream<Never> { _ in }
+            for await _ in stream {}
+            cancellations.add(1, ordering: .relaxed)
+            throw .cancelled
+        }
+    }
+
+    @Test func aStuckAdapterEndsAtTheDeadline() async throws {
+        let clock = ManualClock()
+        let transport = ScriptedTransport([.status(200, json: #"{"id":"1"}"#)])
+        let adapter = StuckAdapter()
+        let session = NetworkSession(
+            baseURL: "http://test.local/api", transport: transport, adapters: [adapter], timeLimit: .seconds(2),
+            clock: clock)
+        let call = Task { try await session.response(for: Endpoint(.get, "posts/1")) }
+        try await clock.waitForSleepers(timeout: .seconds(30)) { $0 == [.seconds(2)] }
+        clock.advance(by: .seconds(2))
+        await #expect(throws: NetworkError.timeout) { try await call.value }
+        try await waitUntil("the adapter cancelled") { adapter.cancellations.load(ordering: .relaxed) == 1 }
+        #expect(adapter.calls.load(ordering: .relaxed) == 1)
+        #expect(transport.requestCount == 0)
+    }
+
+    /// An adapter that answers at once changes nothing: the request goes with what it added.
+    @Test func aQuickAdapterRunsWithinTheLimit() async throws {
+        struct Stamp: RequestAdapting {
+            func adapt(_ request: URLRequest) async throws(NetworkError) -> URLRequest {
+                var request = request
+                request.setValue("1", forHTTPHeaderField: "X-Stamp")
+                return request
+            }
+        }
+        let transport = ScriptedTransport([.status(200, json: #"{"id":"1"}"#)])
+        let session = NetworkSession(
+            baseURL: "http://test.local/api", transport: transport, adapters: [Stamp()], timeLimit: .seconds(2))
+        _ = try await session.response(for: Endpoint(.get, "posts/1"))
+        #expect(transport.requests.first?.value(forHTTPHeaderField: "X-Stamp") == "1")
+    }
+}
