@@ -7,8 +7,10 @@ public protocol RemoteResource: Sendable {
     associatedtype Value: Sendable
 
     /// The version of a value, for the order of changes the server pushes (``ResourceStore/apply(_:as:)``):
-    /// a pushed value older than the one a holder shows never replaces it, whichever arrived first. `nil` (the
-    /// default) leaves the order to the store's ranks alone.
+    /// a pushed value older than the one a holder shows when it arrives never replaces it, even when it lags
+    /// behind that holder's own read or update. An answer to a request asked before a push arrived never undoes
+    /// the push, whatever its version: the next read brings a newer value. `nil` (the default) leaves the order
+    /// to the store's ranks alone.
     ///
     /// Return what the server bumps on each write: PocketBase's `updated` (``ItemVersion/init(_:)-(String)``
     /// compares such timestamps as text), a revision counter, a sequence number.

@@ -46,7 +46,7 @@ extension ResourceMachine {
 extension ListMachine {
     var inspection: MachineInspection {
         MachineInspection(
-            waitingCallers: waitingCallerCount, operationsInFlight: book.operations.count, loadedAt: nil,
+            waitingCallers: waitingCallerCount, operationsInFlight: book.operations.count, loadedAt: loadedAt,
             pendingOptimisticChanges: layers.values.reduce(0) { $0 + $1.count }, tasks: book.inspectedTasks)
     }
 }

@@ -41,7 +41,9 @@ public struct ObjectSnapshot: Sendable, Equatable, Codable {
     public var waitingCallers: Int
     /// Its operations in flight (reads, pages, writes, queued writes).
     public var operationsInFlight: Int
-    /// How long ago its value was loaded, on the session's clock; `nil` with no value, or stale (invalidated).
+    /// How long ago its value was loaded, on the session's clock (a list's: its first page, which a refresh
+    /// replaces); `nil` with no value, or stale (invalidated), and for a list restored from persistence until
+    /// its first page arrives (its `restoredAge` tells the restored items' age).
     public var age: Duration?
     /// Optimistic changes shown and not yet confirmed or rolled back.
     public var pendingOptimisticChanges: Int

@@ -169,9 +169,9 @@ extension ListResource: MachineHost {
         ObjectEvents(self)
     }
 
-    /// A list whose items are whole values keeps when its pages were loaded, for the resources made from them;
-    /// another list's answers are not dated.
-    @inlinable var answerTime: Duration? { Remote.itemsAreComplete ? session.now : nil }
+    /// When an answer came: a list keeps its first page's, for its age (and, when its items are whole values,
+    /// for the resources made from them).
+    @inlinable var answerTime: Duration? { session.now }
 }
 
 extension ListResource: EventSubject {

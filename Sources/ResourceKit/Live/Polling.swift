@@ -79,7 +79,8 @@ extension ResourceStore {
     /// reads end; their failures show in their states.
     ///
     /// Call it when the app comes back: when connectivity returns, when the app becomes active. What nobody
-    /// observes is read when someone does.
+    /// observes is not read now: a screen that shows it later reads it as it appears (a read with a
+    /// ``ReadPolicy`` such as ``ReadPolicy/skipIfFresh(maxAge:)`` asks the server when the value is stale).
     public func revalidateObserved() async {
         let members: [any StoreMember] = withRegistry { registry in
             var members: [any StoreMember] = []

@@ -7,16 +7,30 @@ extension ListMachine {
         state = ListState()
         settled.content = .idle
         index = ItemIndex()
+        removedUnderLayers = []
         if isShared { itemRanks = [:] }
         var items: [Item] = []
         items.reserveCapacity(page.items.count)
         merge(page.items, into: &items, sentAt: sentAt)
-        // Items created after this page was sent are kept, in the order they were created: the page is older
-        // than they are.
+        // Items created after this page was sent are kept, in the order they were created, where each was placed:
+        // at the end, or at the start (the newest first): the page is older than they are.
+        var startsWith: [Item] = []
         for (id, entry) in changes.sorted(by: { $0.value.rank < $1.value.rank }) where entry.rank > sentAt {
-            if case .inserted(let item) = entry.change, index.position(of: id, in: items) == nil {
-                items.append(item)
-                index.insert(id, at: items.count - 1, in: items)
+            if case .inserted(let item, let atStart) = entry.change, index.position(of: id, in: items) == nil {
+                if atStart {
+                    startsWith.insert(item, at: 0)
+                } else {
+                    items.append(item)
+                    index.insert(id, at: items.count - 1, in: items)
+                }
+            }
+        }
+        if !startsWith.isEmpty {
+            items.insert(contentsOf: startsWith, at: 0)
+            index = ItemIndex()
+            index.reserve(items.count, in: items)
+            for (position, item) in items.enumerated() where index.position(of: item.id, in: items) == nil {
+                index.insert(item.id, at: position, in: items)
             }
         }
         epoch &+= 1
@@ -68,17 +82,20 @@ extension ListMachine {
         let change: Change
         var validators: Validators?
         switch outcome {
-        case .inserted(let item, let answered): (id, change, validators) = (item.id, .inserted(item), answered)
+        case .inserted(let item, let answered):
+            (id, change, validators) = (item.id, .inserted(item, atStart: false), answered)
         case .replaced(let item, let answered): (id, change, validators) = (item.id, .replaced(item), answered)
         case .removed(let removed): (id, change) = (removed, .removed)
         case .page, .unchanged, .handedOff: return false
         }
         let rank = ranks.draw()
         changes[id] = (rank, change)
+        // The server's answer is newer than a removal held under this list's change.
+        if !removedUnderLayers.isEmpty { removedUnderLayers.remove(id) }
         if isShared {
             itemRanks[id] = rank
             switch change {
-            case .inserted(let item):
+            case .inserted(let item, _):
                 news.append(.fact(id, .value(item), rank: rank, created: true, validators: validators))
             case .replaced(let item):
                 news.append(.fact(id, .value(item), rank: rank, validators: validators))
@@ -92,10 +109,10 @@ extension ListMachine {
         var items = settled.content.value ?? []
         settled.content = .idle
         switch (change, position) {
-        case (.inserted(let item), nil):
+        case (.inserted(let item, _), nil):
             items.append(item)
             index.insert(id, at: items.count - 1, in: items)
-        case (.inserted(let item), let position?), (.replaced(let item), let position?):
+        case (.inserted(let item, _), let position?), (.replaced(let item), let position?):
             items[position] = item
         case (.removed, let position?):
             items.remove(at: position)
@@ -117,16 +134,18 @@ extension ListMachine {
         // This runs for every item of every page, unspecialized: no lookup in an empty table of changes, and
         // one hash of the id for finding it and indexing it.
         let hasChanges = !changes.isEmpty
+        let hasRemovals = !removedUnderLayers.isEmpty
         for var item in newItems {
             if isShared { tellPageItem(item, sentAt: sentAt) }
             if hasChanges, let entry = changes[item.id], entry.rank > sentAt {
                 switch entry.change {
                 case .removed: continue
-                case .inserted(let newer), .replaced(let newer): item = newer
+                case .inserted(let newer, _), .replaced(let newer): item = newer
                 }
             }
             let id = item.id
             let hash = id.hashValue
+            if hasRemovals { removedUnderLayers.remove(id) }
             if let position = index.position(of: id, hash: hash, in: items) {
                 items[position] = item
             } else {

@@ -80,7 +80,12 @@ extension ListMachine {
         // A page in flight that was sent before this change must not undo it.
         if pagesInFlight, (changes[id]?.rank ?? 0) < rank {
             switch value {
-            case let item?: changes[id] = (rank, created && position(of: id) == nil ? .inserted(item) : .replaced(item))
+            case let item? where created && position(of: id) == nil:
+                // Kept where this list places items created elsewhere, and not at all where it places none
+                // (a page that brings it still shows it, replaced by this newer copy).
+                let place = placement(item)
+                changes[id] = (rank, place == .omitted ? .replaced(item) : .inserted(item, atStart: place == .start))
+            case let item?: changes[id] = (rank, .replaced(item))
             case nil: changes[id] = (rank, .removed)
             }
         }
@@ -93,10 +98,16 @@ extension ListMachine {
             }
             guard takesNewer(&itemRanks[id, default: 0]) else { return false }
             guard let item = value else {
+                // Under an optimistic change the item stays, the change over it, until the change ends.
+                if !layers.isEmpty, layers[id] != nil {
+                    removedUnderLayers.insert(id)
+                    return false
+                }
                 changeSettledItems { $0.remove(at: position) }
                 rebuildIndex()
                 return true
             }
+            if !removedUnderLayers.isEmpty { removedUnderLayers.remove(id) }
             changeSettledItems { $0[position] = item }
             // Under an optimistic change the new value does not show until the change ends: the state is
             // made again, but observers are not told of a change they cannot see.
@@ -207,8 +218,23 @@ extension ListMachine {
         return result
     }
 
-    /// The item `id` as the list's settled items hold it, and its rank.
+    /// Removes the items held under changes that have all ended; returns whether any was removed.
+    @inlinable mutating func settleRemovals() -> Bool {
+        var removed = false
+        for id in removedUnderLayers where layers[id] == nil {
+            removedUnderLayers.remove(id)
+            guard let position = position(of: id) else { continue }
+            changeSettledItems { $0.remove(at: position) }
+            rebuildIndex()
+            removed = true
+        }
+        return removed
+    }
+
+    /// The item `id` as the list's settled items hold it, and its rank; `nil` for an item removed under a
+    /// change (kept only to show the change where it was).
     func known(_ id: Item.ID) -> (item: Item, rank: UInt64, loadedAt: Duration?)? {
+        if !removedUnderLayers.isEmpty, removedUnderLayers.contains(id) { return nil }
         guard let items = settled.content.value, let position = index.position(of: id, in: items) else { return nil }
         return (items[position], itemRanks[id] ?? 0, loadedAt)
     }

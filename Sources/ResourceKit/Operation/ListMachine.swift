@@ -47,9 +47,10 @@ where Item.ID: Sendable {
 
     typealias Operation = OperationBook<Outcome, Context, Kind>.Operation
 
-    /// A completed mutation that an older page must not undo.
+    /// A completed mutation that an older page must not undo. A created item a page sent before it cannot
+    /// hold shows at the start of the list or at its end (its placement's).
     @usableFromInline enum Change {
-        case inserted(Item)
+        case inserted(Item, atStart: Bool)
         case replaced(Item)
         case removed
     }
@@ -78,12 +79,16 @@ where Item.ID: Sendable {
     @usableFromInline var itemRanks: [Item.ID: UInt64] = [:]
     /// Optimistic changes shown over items, oldest first per item.
     @usableFromInline var layers: [Item.ID: [ListLayer<Item>]] = [:]
+    /// Items another holder's news removed while an optimistic change showed over them: kept where they are,
+    /// under the change, until their last change ends (``settleRemovals()``), as a resource keeps showing its
+    /// change over a pushed deletion.
+    @usableFromInline var removedUnderLayers: Set<Item.ID> = []
     /// How many layers were added: each layer's `order`.
     @usableFromInline var layerCount: UInt64 = 0
     @usableFromInline var news: [ItemNews<Item, Item.ID>] = []
-    /// When the oldest page the list shows was loaded (its first page), on the session's timeline; kept only
-    /// for a list whose items a store's resource may start from as fresh (``Listable/itemsAreComplete``),
-    /// whose host gives its first pages' answers the time. `nil` once invalidated.
+    /// When the oldest page the list shows was loaded (its first page), on the session's timeline: its age in a
+    /// store's snapshot, and, for a list whose items are whole values (``Listable/itemsAreComplete``), how
+    /// fresh a store's resource made from one of them starts. `nil` once invalidated.
     @usableFromInline var loadedAt: Duration?
 
     init(state: ListState<Item>, firstPageKey: PageKey, isShared: Bool = false) {
@@ -287,6 +292,8 @@ where Item.ID: Sendable {
 
     /// Recomputes what observers see from the settled list and what is in flight.
     @inlinable mutating func publish(settledChanged: Bool) {
+        // Every transition ends here: a removal held under changes that all ended now shows.
+        let settledChanged = removedUnderLayers.isEmpty ? settledChanged : settleRemovals() || settledChanged
         var firstRank: UInt64 = 0
         var next = false
         // With nothing in flight (news from the store, mostly), the operations' storage is not touched.

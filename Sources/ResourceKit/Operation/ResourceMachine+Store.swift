@@ -84,7 +84,7 @@ extension ResourceMachine {
                 } else if validators != nil, !sameValue(kept, item.value) {
                     validators = nil
                 }
-                loadedAt = now
+                loadedAt = item.value == nil ? nil : now
                 // A read sent before this change may answer with the older value: no new caller joins it.
                 joinable.removeAll()
                 changed = true

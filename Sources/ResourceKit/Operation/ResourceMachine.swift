@@ -274,7 +274,8 @@
 
     /// Records what a landed answer means for freshness, validators and the store.
     @inlinable mutating func land(_ outcome: Outcome, rank: UInt64, created: Bool, now: Duration?) {
-        loadedAt = now
+        // A deletion leaves no value whose age could be told.
+        if case .removed = outcome { loadedAt = nil } else { loadedAt = now }
         if case .validated(_, let answerValidators) = outcome {
             validators = answerValidators
         } else {

@@ -194,8 +194,9 @@ extension ResourceStore {
         }
     }
 
-    /// A stream that yields whenever a resource or list of the store is made or freed: where a live source
-    /// learns that what it follows (``liveHolders(of:)``) may have changed. It keeps the newest signal only,
+    /// A stream that yields whenever a resource or list of the store is made or freed, and when the store is
+    /// wiped (``wipe()``): where a live source learns that what it follows (``liveHolders(of:)``) may have
+    /// changed. It keeps the newest signal only,
     /// and ends when the reading task is cancelled.
     public func membershipChanges() -> AsyncStream<Void> {
         membershipWatchers.stream(\.self, buffering: .bufferingNewest(1)) { _ in

@@ -336,8 +336,9 @@ extension Resource: StoreMember {
 
     func known(_ id: AnyHashable) -> (value: any Sendable, rank: UInt64, loadedAt: Duration?)? {
         // Another `Remote` type's read of the item may answer another shape of it: a resource made from it
-        // starts stale.
-        storage.withLock { $0.machine.snapshot() }.map { ($0.value, $0.rank, nil) }
+        // starts stale. A failure's kept value counts: it is what the resource shows of the item, and a pushed
+        // value older than it must not replace it.
+        storage.withLock { $0.machine.persistedSnapshot() }.map { ($0.value, $0.rank, nil) }
     }
 
     func inspect() -> ObjectInspection { inspect { $0.inspection } }
@@ -367,7 +368,10 @@ extension ListResource: StoreMember {
 
     func known(_ id: AnyHashable) -> (value: any Sendable, rank: UInt64, loadedAt: Duration?)? {
         guard let id = id.base as? Item.ID else { return nil }
-        return storage.withLock { $0.machine.known(id) }.map { ($0.item, $0.rank, $0.loadedAt) }
+        // Only whole values are as fresh as their page; a resource starts stale from another list's copy.
+        return storage.withLock { $0.machine.known(id) }.map {
+            ($0.item, $0.rank, Remote.itemsAreComplete ? $0.loadedAt : nil)
+        }
     }
 
     func inspect() -> ObjectInspection { inspect { $0.inspection } }

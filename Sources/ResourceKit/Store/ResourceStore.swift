@@ -83,6 +83,8 @@ public final class ResourceStore: Sendable {
             registry.versions.removeAll()
             registry.generation = wipes.add(1, ordering: .acquiringAndReleasing).newValue
         }
+        // What a live source follows changed: the holders made before the wipe are no longer among them.
+        membershipChanged()
         for storeExtension in extensions { try await storeExtension.wipe() }
     }
 
