@@ -86,9 +86,15 @@ enum EntryCoding {
                 bytes[2] == recordMagic[2], bytes[3] == recordMagic[3], let kind = Kind(rawValue: bytes[4]),
                 bytes[5] == 0, bytes[6] == 0, bytes[7] == 0
             else { return nil }
+            // On a 32-bit `Int` (watchOS devices), a damaged length of 2³¹ or more is no header (it would trap),
+            // and neither is one whose record length would not fit.
+            guard let keyLength = Int(exactly: EntryCoding.uint32(bytes, at: 8)),
+                let bodyLength = Int(exactly: EntryCoding.uint32(bytes, at: 12)),
+                keyLength <= Int.max >> 2, bodyLength <= Int.max >> 2
+            else { return nil }
             self.kind = kind
-            keyLength = Int(EntryCoding.uint32(bytes, at: 8))
-            bodyLength = Int(EntryCoding.uint32(bytes, at: 12))
+            self.keyLength = keyLength
+            self.bodyLength = bodyLength
             checksum = EntryCoding.uint64(bytes, at: 16)
         }
 

@@ -30,7 +30,9 @@ extension FileEntryStorage {
                 if name.hasPrefix(".tmp-") || (name.hasSuffix(".entry") && name.utf8.count == 22) {
                     loaded.leftovers.append(name)
                 } else if let range = EntryLogFile.range(ofName: name) {
-                    found.append(range)
+                    // A batch number no count of writes reaches (2⁶³ and above) is not the storage's own: a
+                    // damaged or foreign name, left to remove, whose number would overflow the next batch's.
+                    if range.last < UInt64(1) << 63 { found.append(range) } else { loaded.leftovers.append(name) }
                 }
             }
             loaded.index.nextBatch = (found.map(\.last).max() ?? 0) + 1

@@ -132,11 +132,15 @@ public final class Outbox: Sendable {
                 else { continue }
                 state.landed[String(key.dropFirst(Self.landedPrefix.count))] = base
             }
+            // Numbers are microseconds since 1970 or just above: one of 2⁶³ or more is damaged (it would overflow
+            // the next number), and its change is not loaded.
+            let damaged: UInt64 = 1 << 63
             for key in keys {
-                if let number = UInt64(key.dropFirst("change-".count)) { floor = max(floor, number) }
+                if let number = UInt64(key.dropFirst("change-".count)), number < damaged { floor = max(floor, number) }
                 do throws(NetworkError) {
                     guard let entry = try storage.entry(for: key),
-                        let record = try? decoder.decode(OutboxRecord.self, from: entry.value)
+                        let record = try? decoder.decode(OutboxRecord.self, from: entry.value),
+                        record.sequence < damaged
                     else { continue }
                     state.records.append(record)
                 } catch {

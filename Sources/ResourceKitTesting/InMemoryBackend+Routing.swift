@@ -20,11 +20,12 @@ extension InMemoryBackend {
         let parsed = ParsedRequest(request)
         let (fault, latency) = state.withLock { state in
             state.log.append(parsed.recorded)
-            return (state.faults.isEmpty ? nil : state.faults.removeFirst().kind, state.latency)
+            return (state.takeFault(), state.latency)
         }
         Changes.raise()
-        var delay = latency
-        if case .slowBody(let extra) = fault { delay += extra }
+        // Each at most 10⁹ s, as every wait of the kit: two extreme ones must not overflow their sum.
+        var delay = min(latency, RealTimeLimit.longest)
+        if case .slowBody(let extra) = fault { delay += min(max(extra, .zero), RealTimeLimit.longest) }
         if delay > .zero { try await wait(delay, timeout: request.timeoutInterval) }
         if Task.isCancelled { throw .cancelled }
 

@@ -101,7 +101,8 @@ public final class InMemoryBackend: HTTPTransport {
     struct State {
         var collections: [String: Collection] = [:]
         var log: [RecordedRequest] = []
-        var faults: [Fault] = []
+        /// Queued faults, each with how many requests it still affects: `count: .max` holds one entry.
+        var faults: [(fault: Fault, count: Int)] = []
         var latency: Duration = .zero
         var nextID = 0
         /// How many records have been written, ever: each write gets the next number, so no two versions of
@@ -261,7 +262,8 @@ public final class InMemoryBackend: HTTPTransport {
     ///   - fault: The fault.
     ///   - count: How many requests it affects.
     public func injectFault(_ fault: Fault, count: Int = 1) {
-        state.withLock { $0.faults.append(contentsOf: repeatElement(fault, count: max(0, count))) }
+        guard count > 0 else { return }
+        state.withLock { $0.faults.append((fault, count)) }
     }
 
     /// Whether requests reach the backend: while `false`, every request fails as if the device were offline
@@ -291,6 +293,13 @@ public final class InMemoryBackend: HTTPTransport {
 }
 
 extension InMemoryBackend.State {
+    /// The next request's fault, if one is queued.
+    mutating func takeFault() -> InMemoryBackend.Fault.Kind? {
+        guard let first = faults.first else { return nil }
+        if first.count > 1 { faults[0].count -= 1 } else { faults.removeFirst() }
+        return first.fault.kind
+    }
+
     /// What to do when a stored record already has the new record's id.
     enum Conflict {
         /// Replace it: seeding a value again, or a write to that id.

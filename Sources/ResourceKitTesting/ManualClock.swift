@@ -97,10 +97,11 @@ public final class ManualClock: Clock, Sendable {
     }
 
     /// Moves time forward and wakes every sleep whose deadline has come, earliest first.
-    /// - Parameter duration: How far to move; a negative duration is ignored.
+    /// - Parameter duration: How far to move; a negative duration is ignored, and one above 10⁹ seconds (about
+    ///   31 years) moves 10⁹ seconds, so that no sum of instants can overflow.
     public func advance(by duration: Duration) {
         let due = state.withLock { state -> [Sleeper] in
-            if duration > .zero { state.now = state.now.advanced(by: duration) }
+            if duration > .zero { state.now = state.now.advanced(by: min(duration, RealTimeLimit.longest)) }
             let now = state.now
             let due = state.sleepers.filter { $0.value.deadline <= now }
             for id in due.keys { state.sleepers.removeValue(forKey: id) }

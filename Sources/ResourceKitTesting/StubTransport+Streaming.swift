@@ -33,7 +33,8 @@ extension StubTransport {
     ///   - status: The status code.
     ///   - headers: The response headers.
     ///   - chunks: The body, chunk by chunk.
-    ///   - interval: The wait before each chunk after the first; `nil` for none.
+    ///   - interval: The wait before each chunk after the first; `nil` for none. A negative wait counts as none,
+    ///     and one above 10⁹ seconds as 10⁹ seconds.
     ///   - clock: The clock of the waits.
     ///   - bufferingLimit: How many unread bytes may wait before the writing waits for the reader.
     public func stub(
@@ -51,7 +52,9 @@ extension StubTransport {
             let writing = Task {
                 for (index, chunk) in chunks.enumerated() {
                     do {
-                        if index > 0, let interval { try await clock.sleep(for: interval) }
+                        if index > 0, let interval {
+                            try await clock.sleep(for: min(max(interval, .zero), RealTimeLimit.longest))
+                        }
                         try await writer.write(chunk)
                     } catch {
                         return

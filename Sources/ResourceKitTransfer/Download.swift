@@ -116,7 +116,13 @@ extension NetworkSession {
                 return try await download(endpoint, files: files, progress: progress, resuming: false)
             }
             offset = resume.offset
-            total = range.total ?? response.headers["Content-Length"].flatMap(Int64.init).map { $0 + offset }
+            // A length past what 64 bits hold with the offset is no length (the total stays unknown).
+            total =
+                range.total
+                ?? response.headers["Content-Length"].flatMap(Int64.init).flatMap { length in
+                    let (sum, overflow) = length.addingReportingOverflow(offset)
+                    return length >= 0 && !overflow ? sum : nil
+                }
         }
         let writer = try files.open(keeping: offset)
         let validator = encoded ? nil : DownloadFiles.validator(in: response.headers)

@@ -113,6 +113,53 @@ import Testing
     }
 }
 
+/// Extreme values on the session's public entries: clamped, never a trap or a hang.
+@Suite(.timeLimit(.minutes(1))) struct ExtremeValueTests {
+    /// A range from a code up, or to `Int.max`, accepts every three-digit code from its start; an endless
+    /// sequence is read up to a bound instead of forever.
+    @Test func statusRangesAreCutToHTTPsCodes() {
+        #expect(StatusCodeValidation(acceptable: 200...).acceptable == Set(200...999))
+        #expect(StatusCodeValidation(acceptable: 200..<Int.max).acceptable == Set(200...999))
+        #expect(StatusCodeValidation(acceptable: Int.min...Int.max).acceptable == Set(100...999))
+        #expect(StatusCodeValidation(acceptable: 5000...).acceptable.isEmpty)
+        #expect(StatusCodeValidation(acceptable: 200..<200).acceptable.isEmpty)
+        #expect(StatusCodeValidation().acceptable == Set(200..<300))
+        #expect(StatusCodeValidation(acceptable: [204, 304, 42, 1000]).acceptable == [204, 304])
+        let endless = sequence(first: 204) { _ in 204 }
+        #expect(StatusCodeValidation(acceptable: endless).acceptable == [204])
+    }
+
+    /// A `Retry-After` past 10⁹ seconds is 10⁹ seconds: a clock traps on a deadline far beyond it.
+    @Test func aHugeRetryAfterIsTheLongestWait() {
+        #expect(RetryAfter.delay(in: ["Retry-After": "\(Int64.max)"]) == .longest)
+        #expect(RetryAfter.delay(in: ["Retry-After": "99999999999999999999"]) == .longest)
+        #expect(RetryAfter.delay(in: ["Retry-After": "1000000001"]) == .longest)
+        #expect(RetryAfter.delay(in: ["Retry-After": "120"]) == .seconds(120))
+        #expect(RetryAfter.delay(in: ["Retry-After": "Fri, 31 Dec 9999 23:59:59 GMT"]) == .longest)
+    }
+
+    /// A time past what nanoseconds in 64 bits count is the largest count, not a trap in `components`.
+    @Test func aHugeDurationHasTheLargestNanosecondCount() {
+        #expect(Duration.seconds(Int64.max).clampedNanoseconds == .max)
+        #expect(Duration.seconds(1e20).clampedNanoseconds == .max)
+        #expect(Duration.seconds(-1e20).clampedNanoseconds == .min)
+        #expect(Duration.seconds(2).clampedNanoseconds == 2_000_000_000)
+    }
+
+    /// A session whose clock reads far in the future still sends, and its events still tell the time.
+    @Test func aSessionOnAClockFarInTheFutureStillSends() async throws {
+        let clock = ManualClock()
+        for _ in 0..<3 { clock.advance(by: .seconds(Int64.max)) }
+        #expect(clock.now.offset == .seconds(3_000_000_000))
+        let transport = ScriptedTransport([.status(200, json: #"{"id":"1"}"#)])
+        let session = NetworkSession(baseURL: "http://test.local/api", transport: transport, clock: clock)
+        let events = session.diagnostics()
+        _ = try await session.response(for: Endpoint(.get, "posts/1"))
+        var iterator = events.makeAsyncIterator()
+        #expect(await iterator.next()?.kind == .requestStarted)
+    }
+}
+
 /// Adapters and the authenticator are part of an attempt: the time limit covers them.
 @Suite(.timeLimit(.minutes(1))) struct AdapterDeadlineTests {
     /// An adapter that waits until it is cancelled, and counts its cancellations.

@@ -183,6 +183,44 @@ import Testing
         }
     }
 
+    /// `loadAll(maxPages:)` loads none once the list holds that many: a list that holds more keeps them.
+    @Test func loadAllBelowWhatTheListHoldsLoadsNothing() async throws {
+        let backend = try backend(with: 50)
+        let list = ListResource<RemoteItems>(session: makeSession(backend), request: ())
+        try await list.loadAll(maxPages: 3)
+        try await list.loadAll(maxPages: 2)
+        #expect(list.pagination.pagesLoaded == 3)
+        #expect(backend.requestLog.count == 3)
+    }
+
+    /// A page sequence ends a cycle as a list does: the page that leads back is the last one given, then
+    /// the iteration throws.
+    @Test func cursorCycleEndsAPageSequenceWithAnError() async throws {
+        let stub = StubTransport()
+        stub.stub(.get, "/api/items") { request async throws(NetworkError) -> HTTPResponse in
+            let query = request.url?.query ?? ""
+            let body =
+                query.contains("cursor=a")
+                ? #"{"items":[{"id":"2","n":2}],"nextCursor":"b"}"#
+                : query.contains("cursor=b")
+                    ? #"{"items":[{"id":"3","n":3}],"nextCursor":"a"}"#
+                    : #"{"items":[{"id":"1","n":1}],"nextCursor":"a"}"#
+            return HTTPResponse(statusCode: 200, body: Data(body.utf8))
+        }
+        let pages = makeSession(stub).pages(
+            Endpoint(.get, "items"), pagination: CursorPagination(pageSize: 1), as: CursorEnvelope<Item>.self)
+        var seen: [(ids: [String], hasMore: Bool)] = []
+        do {
+            for try await page in pages { seen.append((page.items.map(\.id), page.hasMore)) }
+            Issue.record("the cycle ended without an error")
+        } catch {
+            #expect(error.code == .invalidResponse)
+        }
+        #expect(seen.map(\.ids) == [["1"], ["2"], ["3"]])
+        #expect(seen.map(\.hasMore) == [true, true, false])
+        #expect(stub.requestCount == 3)
+    }
+
     @Test func cursorCycleEndsTheListWithAnError() async throws {
         struct RemoteCursorItems: Listable {
             typealias Value = Item

@@ -33,6 +33,8 @@ private final class RangeServer: Sendable {
         var etag: String?
         var cutAfter: Int?
         var rangeHeaders: [String?] = []
+        /// A resumed part that names no total and the largest length 64 bits hold (a hostile server).
+        var hugeLength = false
     }
     private let state: Locked<State>
 
@@ -42,14 +44,16 @@ private final class RangeServer: Sendable {
 
     func change(to body: Data, etag: String) { state.withLock { ($0.body, $0.etag) = (body, etag) } }
 
+    func sendHugeLengths() { state.withLock { $0.hugeLength = true } }
+
     /// The `Range` header of each request, in order.
     var ranges: [String?] { state.withLock { $0.rangeHeaders } }
 
     func respond(_ request: URLRequest) -> StreamedResponse {
-        let (body, etag, cut) = state.withLock { state in
+        let (body, etag, cut, huge) = state.withLock { state in
             state.rangeHeaders.append(request.value(forHTTPHeaderField: "Range"))
             defer { state.cutAfter = nil }
-            return (state.body, state.etag, state.cutAfter)
+            return (state.body, state.etag, state.cutAfter, state.hugeLength)
         }
         var headers = HTTPHeaders()
         if let etag { headers["ETag"] = etag }
@@ -60,9 +64,9 @@ private final class RangeServer: Sendable {
         {
             status = 206
             part = body.subdata(in: start..<body.count)
-            headers["Content-Range"] = "bytes \(start)-\(body.count - 1)/\(body.count)"
+            headers["Content-Range"] = "bytes \(start)-\(body.count - 1)/\(huge ? "*" : "\(body.count)")"
         }
-        headers["Content-Length"] = "\(part.count)"
+        headers["Content-Length"] = status == 206 && huge ? "\(Int64.max)" : "\(part.count)"
         let (stream, writer) = ResponseBody.makeStream()
         if let cut {
             writer.yield(part.prefix(cut))
@@ -109,6 +113,23 @@ private final class RangeServer: Sendable {
             ])
         #expect(progress.completedBytes == 3 * piece)
         #expect(progress.status.fractionCompleted == 1)
+    }
+
+    /// A resumed part whose length, added to the offset, passes what 64 bits hold is a part of unknown length,
+    /// not a trap.
+    @Test func aResumedPartOfAnImpossibleLengthIsOfUnknownLength() async throws {
+        let scratch = try Scratch()
+        let server = RangeServer(body: body, etag: "\"v1\"", cutAfter: 4)
+        stub.stubStreaming(.get, "/api/file") { server.respond($0) }
+        let destination = scratch.file("file.bin")
+        await #expect(throws: NetworkError.self) {
+            try await session.download(Endpoint(.get, "file"), to: destination)
+        }
+        server.sendHugeLengths()
+        let file = try await session.download(Endpoint(.get, "file"), to: destination)
+        #expect(file.statusCode == 206)
+        #expect(file.resumedFrom == 4)
+        #expect(try Data(contentsOf: destination) == body)
     }
 
     @Test func anInterruptedDownloadResumesWithTheRestOnly() async throws {

@@ -32,6 +32,10 @@ extension ListResource {
     /// Loads the next page and appends it; loads the first page if none is loaded, or joins the first-page
     /// load in flight that is about to replace the list.
     ///
+    /// A list made with pages already loaded (``init(session:request:state:)`` with `pagesLoaded` above 0, or a
+    /// store's list restored from persistence) does not know its next page's key: while it says it has more,
+    /// its next page is its first page again, which replaces it.
+    ///
     /// At the end of the list this returns the items without a request.
     /// - Returns: The items.
     /// - Throws: ``NetworkError``; the loaded items stay and a later call retries the same page.
@@ -50,7 +54,12 @@ extension ListResource {
     }
 
     /// Loads pages while the list has more and fewer than `maxPages` are loaded.
-    /// - Parameter maxPages: The most pages the list may hold afterwards; at least 1.
+    ///
+    /// It loads no page once the list holds `maxPages` pages: a list that holds more already keeps them, and
+    /// pages that other callers load meanwhile count as well. With no limit (the default), a server whose list
+    /// never ends (every page full, every next key new) keeps it loading: pass a limit for a server you do not
+    /// control.
+    /// - Parameter maxPages: The most pages it loads the list up to; at least 1.
     /// - Returns: The items.
     /// - Throws: ``NetworkError/invalidRequest(_:)`` when `maxPages` is below 1, or a page's error.
     @inlinable
@@ -129,7 +138,8 @@ extension ListResource where Remote: Creatable, Remote.Value == Remote.Item {
 
     /// Creates an item on the server, showing `optimistic` at once until it answers.
     ///
-    /// The list shows `optimistic` at its end, where the answer will go; in a ``ResourceStore``, every other live
+    /// The list shows `optimistic` at its end, where the answer will go, when it has loaded a page (one that has
+    /// not shows nothing until the answer lands, then the answer); in a ``ResourceStore``, every other live
     /// list of the item type shows it where its ``Listable/placement(ofCreated:in:)`` places created items
     /// (nowhere by default). Give it an id no real item has (a temporary one, different for each create): the
     /// server's answer, with the id it made, takes its place in the same change of state. A failed or

@@ -104,7 +104,10 @@ extension NetworkSession {
     ///   - remote: The list's description.
     ///   - request: What selects the list.
     /// - Returns: A sequence that holds one page at a time, stops after the last page, and fetches nothing
-    ///   more once the consumer stops iterating.
+    ///   more once the consumer stops iterating. A page whose next page was fetched before (a cursor or `Link`
+    ///   cycle, A → B → A) is the last it gives (`hasMore` false), and the iteration then throws
+    ///   ``NetworkError/invalidResponse(_:)``, as a list ends such a cycle; a page that names itself as the next
+    ///   is the last, without an error.
     public nonisolated func pages<Remote: Listable>(
         of remote: Remote.Type,
         _ request: Remote.ListRequest
@@ -161,20 +164,35 @@ public struct PageSequence<Response: PageResponse, Strategy: PaginationStrategy>
         let sequence: PageSequence
         var nextKey: Strategy.PageKey?
         var number = 0
+        /// The keys fetched so far, and the error that ends a cycle through one of them.
+        var fetchedKeys: [Strategy.PageKey] = []
+        var cycle: NetworkError?
 
         /// Fetches the next page, or returns `nil` after the last one.
         /// - Throws: ``NetworkError``; after an error the sequence ends.
         public mutating func next() async throws(NetworkError) -> Page<Response.Item>? {
+            if let cycle {
+                self.cycle = nil
+                throw cycle
+            }
             guard let key = nextKey else { return nil }
             nextKey = nil
             let endpoint = try sequence.endpoint.get()
             let fetched = try await sequence.session.fetchPage(
                 endpoint, key: key, pagination: sequence.pagination, as: Response.self)
-            nextKey = fetched.nextKey
+            fetchedKeys.append(key)
+            // A next page fetched before (A → B → A) would page forever: this page is the last one given, and
+            // the sequence ends with the error, as a list does.
+            if let next = fetched.nextKey, fetchedKeys.contains(next) {
+                cycle = .invalidResponse(
+                    "the next page (\(next)) was fetched before: the server's pagination has a cycle, so the pages end")
+            } else {
+                nextKey = fetched.nextKey
+            }
             number += 1
             return Page(
                 items: fetched.items, number: number, totalItems: fetched.context.totalItems,
-                totalPages: fetched.context.totalPages, hasMore: fetched.nextKey != nil)
+                totalPages: fetched.context.totalPages, hasMore: nextKey != nil)
         }
 
         /// Fetches the next page.

@@ -9,9 +9,9 @@ public protocol Placeholdable {
 }
 
 extension Placeholdable {
-    /// `count` copies of ``placeholder``.
+    /// `count` copies of ``placeholder``: none for a count below 1, at most 10,000.
     public static func placeholders(count: Int) -> [Self] {
-        Array(repeating: placeholder, count: max(0, count))
+        Array(repeating: placeholder, count: min(max(0, count), 10_000))
     }
 }
 
@@ -23,17 +23,18 @@ extension Resource where Value: Placeholdable {
 
 extension ListResource where Item: Placeholdable {
     /// A list that shows `count` placeholders and never touches the network, for previews and loading
-    /// skeletons. Every operation fails with ``NetworkError/transport(code:message:)``
-    /// (`notConnectedToInternet`).
+    /// skeletons. Every request fails with ``NetworkError/transport(code:message:)``
+    /// (`notConnectedToInternet`): a refresh, a create, an update, a delete. `loadNextPage()` and `loadAll()`
+    /// find no more to load and return the placeholders without a request.
     /// - Parameters:
     ///   - request: What selects the list.
-    ///   - count: How many placeholders; 10 by default.
+    ///   - count: How many placeholders; 10 by default, none below 1, at most 10,000.
     ///   - isLoading: Show them as `loading(previous:)` instead of `available`, as a skeleton.
     /// - Returns: The list, one page loaded and no more to load.
     public static func placeholder(request: Remote.ListRequest, count: Int = 10, isLoading: Bool = false)
         -> ListResource
     {
-        let items = Item.placeholders(count: count)
+        let items = Item.placeholders(count: min(max(0, count), 10_000))
         return ListResource(
             request: request,
             state: ListState(
@@ -45,7 +46,7 @@ extension ListResource where Item: Placeholdable {
 extension ListResource where Item: Placeholdable, Remote.ListRequest == Void {
     /// A list that shows `count` placeholders and never touches the network, for previews.
     /// - Parameters:
-    ///   - count: How many placeholders; 10 by default.
+    ///   - count: How many placeholders; 10 by default, none below 1, at most 10,000.
     ///   - isLoading: Show them as `loading(previous:)` instead of `available`, as a skeleton.
     /// - Returns: The list.
     public static func placeholder(count: Int = 10, isLoading: Bool = false) -> ListResource {

@@ -69,7 +69,15 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
     deinit {
         finishObservers()
         if let link {
-            let snapshot = storage.withLock { $0.machine.snapshot() }
+            // A failure's kept value is remembered too, stale: the read that failed said nothing of its age.
+            let snapshot = storage.withLock { storage in
+                storage.machine.snapshot()
+                    ?? storage.machine.persistedSnapshot().map { kept in
+                        var stale = kept
+                        stale.loadedAt = nil
+                        return stale
+                    }
+            }
             link.release(ObjectIdentifier(self), snapshot)
         }
     }
@@ -102,7 +110,8 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
     public var observerCount: Int { registeredObserverCount }
 
     /// Whether the value shown came from the store's persistence (`StorePersistence`) when the resource was
-    /// made, and no answer or news has replaced it since.
+    /// made, and no answer or news has come since: a failed read ends it too, though its failure keeps showing
+    /// the restored value (`failure(_, previous:)`), and an optimistic change shown over it does not.
     public var isRestored: Bool {
         guard let rank = link?.restoredRank else { return false }
         return storage.withLock { $0.machine.settledRank == rank && $0.machine.state.value != nil }
@@ -114,7 +123,10 @@ public final class Resource<Remote: RemoteResource>: Sendable, Observable {
     /// loaded value is shown or it was marked stale.
     public var age: Duration? {
         let now = session.now
-        return storage.withLock { $0.machine.loadedAt }.map { max(.zero, now - $0) }
+        // An optimistic delete shows no value: it has no age.
+        return storage.withLock { $0.machine.state.value == nil ? nil : $0.machine.loadedAt }.map {
+            max(.zero, now - $0)
+        }
     }
 
     /// How many callers are waiting for operations in flight, shared reads counted once per caller.
@@ -158,7 +170,8 @@ extension Resource: EventSubject {
 /// When ``Resource/read(_:policy:)`` may answer without the network.
 ///
 /// A value is *fresh* for ``Readable/maxAge`` (or the policy's `maxAge`) after it was loaded: by a read of
-/// the same request, by a create or update, or, in a ``ResourceStore``, by any holder of the same item. A
+/// the same request, or, in a ``ResourceStore``, by a create or update or any holder of the same item. A
+/// resource made on its own reads again after its create or update, whose answer is no read of a request. A
 /// resource a store makes from another holder's copy starts stale, unless that copy is a list's whose type
 /// declares ``Listable/itemsAreComplete``.
 /// ``ResourceStore/invalidate(_:)`` makes it stale at once.

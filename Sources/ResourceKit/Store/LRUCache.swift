@@ -19,7 +19,9 @@ struct LRUCache<Key: Hashable, Value> {
     private var newest: Int?
     private var oldest: Int?
 
-    init(capacity: Int) { self.capacity = max(0, capacity) }
+    /// At most half of `Int.max` (whatever its width): each cost is at most the capacity, so the total never
+    /// overflows on its way down.
+    init(capacity: Int) { self.capacity = min(max(0, capacity), Int.max >> 1) }
 
     var count: Int { positions.count }
 

@@ -18,7 +18,8 @@ import Synchronization
 ///   than what a holder shows (asked before a change completed elsewhere) never replaces it.
 /// - Memory: the values of freed resources are remembered, up to a total ``capacity`` (a number of values
 ///   unless ``Readable/cost(of:)`` says otherwise), least recently used first out; a resource made again for
-///   such an item starts from its value.
+///   such an item starts from its value. A resource freed while its last read had failed is remembered with
+///   the value its failure kept, stale: the next fresh-only read asks the server.
 public final class ResourceStore: Sendable {
     /// The session that sends every request of the store's resources and lists.
     public let session: NetworkSession
@@ -46,8 +47,9 @@ public final class ResourceStore: Sendable {
     /// - Parameters:
     ///   - session: The session for every resource and list of the store.
     ///   - capacity: The total cost of the freed resources' values to remember, least recently used first out:
-    ///     a number of values unless a type's ``Readable/cost(of:)`` says otherwise; `0` remembers none. Live
-    ///     resources and lists do not count: they are never evicted.
+    ///     a number of values unless a type's ``Readable/cost(of:)`` says otherwise; `0` remembers none, a
+    ///     negative capacity counts as `0` and one above `Int.max / 2` as `Int.max / 2`. Live resources and lists
+    ///     do not count: they are never evicted.
     public convenience init(session: NetworkSession, capacity: Int = 1_000) {
         self.init(session: session, capacity: capacity, extensions: [])
     }
@@ -56,7 +58,7 @@ public final class ResourceStore: Sendable {
     /// `ResourceStore(session:capacity:persistence:)` calls this).
     package init(session: NetworkSession, capacity: Int, extensions: [any StoreExtension]) {
         self.session = session
-        self.capacity = max(0, capacity)
+        self.capacity = min(max(0, capacity), Int.max >> 1)
         self.extensions = extensions
         registry = Locked(StoreRegistry(cache: LRUCache(capacity: max(0, capacity))))
         for storeExtension in extensions { storeExtension.attach(to: self) }

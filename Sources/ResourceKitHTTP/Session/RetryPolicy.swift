@@ -71,7 +71,8 @@ public struct RetryPolicy: Sendable, Equatable {
     public var maximumDelay: Duration
     /// How the wait is randomised.
     public var jitter: Jitter
-    /// The longest `Retry-After` honoured; a longer one ends the request with its error.
+    /// The longest `Retry-After` honoured; a longer one ends the request with its error. A `Retry-After` above
+    /// 10⁹ seconds (about 31 years) counts as 10⁹ seconds.
     public var maximumRetryAfter: Duration
     /// Statuses worth another attempt.
     public var retryableStatusCodes: Set<Int>
@@ -159,8 +160,10 @@ enum RetryAfter {
         if text.allSatisfy(\.isASCII), text.allSatisfy(\.isNumber) {
             // In 64 bits on every platform: an `Int` of 32 bits (watchOS devices) would refuse a wait past 68 years
             // and clamp every longer one to 2 s.
-            guard let seconds = Int64(text) else { return .seconds(Int64.max / 1_000_000_000) }
-            return .seconds(seconds)
+            // Never longer than the longest wait the library computes (10⁹ s): a clock traps adding a deadline far
+            // beyond it.
+            guard let seconds = Int64(text) else { return .longest }
+            return min(.seconds(seconds), .longest)
         }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
@@ -168,7 +171,7 @@ enum RetryAfter {
         for format in formats {
             formatter.dateFormat = format
             if let date = formatter.date(from: text) {
-                return .seconds(max(date.timeIntervalSince(now), 0))
+                return min(.seconds(min(max(date.timeIntervalSince(now), 0), Duration.longestSeconds)), .longest)
             }
         }
         return nil

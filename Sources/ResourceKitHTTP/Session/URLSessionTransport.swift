@@ -97,7 +97,8 @@ public struct URLSessionTransport: HTTPTransport {
     ///   - timeout: The inactivity timeout of `URLSession` (whole seconds on Linux); 60 seconds by default. One
     ///     that is not positive or above 10⁹ seconds means none. The time limit of a call is
     ///     ``NetworkSession/Configuration/timeLimit`` or the endpoint's ``Endpoint/timeLimit``.
-    ///   - maximumConnectionsPerHost: How many connections to one host may be open at once.
+    ///   - maximumConnectionsPerHost: How many connections to one host may be open at once; a value below 1
+    ///     counts as 1.
     ///   - cookieStorage: Where cookies are kept between requests; `nil` (the default) keeps none, so no
     ///     `Set-Cookie` from one response is sent back with the next request.
     public init(
@@ -114,7 +115,7 @@ public struct URLSessionTransport: HTTPTransport {
     private init(timeoutSeconds: TimeInterval, maximumConnectionsPerHost: Int, cookieStorage: HTTPCookieStorage?) {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = Self.inactivityTimeout(timeoutSeconds)
-        configuration.httpMaximumConnectionsPerHost = maximumConnectionsPerHost
+        configuration.httpMaximumConnectionsPerHost = max(1, maximumConnectionsPerHost)
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCache = nil
         Self.setCookies(cookieStorage, in: configuration)

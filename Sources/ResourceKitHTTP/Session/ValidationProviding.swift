@@ -19,9 +19,22 @@ public struct StatusCodeValidation: ValidationProviding {
     public var acceptable: Set<Int>
 
     /// Creates a validation provider.
+    ///
+    /// Only HTTP's three-digit codes (`100...999`) count: a range is cut to them, so a range from a code up
+    /// (`200...`) or to `Int.max` accepts every code from its start. Another sequence is read up to its first
+    /// 100,000 elements, so that an endless one cannot hang the call.
     /// - Parameter acceptable: The accepted status codes.
     public init(acceptable: some Sequence<Int> = 200..<300) {
-        self.acceptable = Set(acceptable)
+        let codes = 100...999
+        if let range = acceptable as? Range<Int> {
+            self.acceptable = range.isEmpty ? [] : Set(codes.clamped(to: range.lowerBound...(range.upperBound - 1)))
+        } else if let range = acceptable as? ClosedRange<Int> {
+            self.acceptable = Set(codes.clamped(to: range))
+        } else if let range = acceptable as? PartialRangeFrom<Int> {
+            self.acceptable = range.lowerBound > codes.upperBound ? [] : Set(max(range.lowerBound, 100)...999)
+        } else {
+            self.acceptable = Set(acceptable.prefix(100_000).filter(codes.contains))
+        }
     }
 
     /// Throws for a status outside ``acceptable``.

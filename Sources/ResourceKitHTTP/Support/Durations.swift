@@ -17,6 +17,9 @@ extension Duration {
 
     /// The duration in whole nanoseconds, clamped to what 64 bits hold (292 years either way).
     @inlinable internal var clampedNanoseconds: Int64 {
+        // `components` traps past `Int64.max` seconds: such a duration is past every nanosecond count anyway.
+        if self >= .nanoseconds(Int64.max) { return .max }
+        if self <= .nanoseconds(Int64.min) { return .min }
         let (seconds, attoseconds) = components
         let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         if overflow { return seconds < 0 ? .min : .max }
