@@ -39,9 +39,18 @@ final class EntryLogFile: Sendable {
 
     static func name(first: UInt64, last: UInt64) -> String { hex(first) + "-" + hex(last) + ".log" }
 
-    /// The batch range a log file's name says, or `nil` for another file.
+    /// The batch range a log file's name says, or `nil` for another file: only the names ``name(first:last:)``
+    /// makes (16 lower-case hex digits each), so that the storage opens every file it counts by the name it
+    /// rebuilds (a `+` sign or upper-case digits would name another file on most file systems).
     static func range(ofName name: String) -> (first: UInt64, last: UInt64)? {
-        guard name.hasSuffix(".log"), name.utf8.count == 37 else { return nil }
+        guard name.hasSuffix(".log"), name.utf8.count == 37,
+            name.utf8.dropLast(4).enumerated().allSatisfy({ offset, byte in
+                offset == 16
+                    ? byte == UInt8(ascii: "-")
+                    : (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                        || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+            })
+        else { return nil }
         let parts = name.dropLast(4).split(separator: "-")
         guard parts.count == 2, let first = UInt64(parts[0], radix: 16), let last = UInt64(parts[1], radix: 16),
             first <= last

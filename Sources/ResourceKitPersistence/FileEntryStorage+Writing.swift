@@ -67,7 +67,16 @@ extension FileEntryStorage {
         let plan = index.withLock { index in
             defer { index.nextBatch += 1 }
             var count = 0
-            if mergingAll || index.fileBytes - index.totalBytes > max(index.totalBytes, 64 << 10) {
+            // The bound holds after this batch, not before it: what the entries and the files will take once it is
+            // written (a removal of everything leaves no entries, and its files merge away now).
+            var entryBytes = index.totalBytes
+            var seen: Set<String> = []
+            for operation in operations.reversed() where seen.insert(operation.key).inserted {
+                entryBytes -= index.entries[operation.key]?.length ?? 0
+                if case .put(_, let record) = operation { entryBytes += record.count }
+            }
+            let fileBytes = index.fileBytes + batchBytes
+            if mergingAll || fileBytes - entryBytes > max(entryBytes, 64 << 10) {
                 count = index.files.count
             } else {
                 var accumulated = batchBytes

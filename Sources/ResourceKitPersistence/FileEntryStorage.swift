@@ -22,7 +22,8 @@ import Synchronization
 ///   and rewrites the files when it found damage, so the damage is gone from the next launch.
 /// - **Bounded:** past ``maximumBytes`` of entries, the least recently used ones (by last read or write; after
 ///   a reopening, by last write) are removed, in the same batch as the write that went past it; a batch larger
-///   than the bound keeps its last entry only. A storage given to a store as its outbox never evicts, whatever
+///   than the bound then loses its own entries in order, first to last, until the rest fit (its last entry is
+///   always kept, even alone past the bound). A storage given to a store as its outbox never evicts, whatever
 ///   its bound: an evicted change would be a lost edit.
 /// - **Shared directories:** several storages may open one directory (an app and its extension, or a test
 ///   reading what a store wrote). Their writes take turns under an advisory lock (`flock` on the directory's

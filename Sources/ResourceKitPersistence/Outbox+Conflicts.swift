@@ -27,7 +27,8 @@ extension Outbox {
     /// - Parameters:
     ///   - id: The held change's ``PendingChange/id``.
     ///   - resolution: What to do with it.
-    /// - Returns: Whether a held change with that id was found (`false` too while another call resolves it).
+    /// - Returns: Whether a held change with that id was found (`false` too while another call resolves it, and
+    ///   for a change of a type this run's store was not given, which ``held`` still lists).
     /// - Throws: `NetworkError.invalidRequest(_:)` for a value of another type or item, or of a type that makes
     ///   no update request of a value, and for `keepMine` or `use` on an update of an item the server deleted;
     ///   `NetworkError.file(_:)` when the storage could not record the resolution. The change is then still

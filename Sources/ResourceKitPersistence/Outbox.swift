@@ -89,6 +89,8 @@ public final class Outbox: Sendable {
         /// wait for a stream to have read them all.
         var reported = (conflicts: 0, failures: 0)
         var lastError: NetworkError?
+        /// How many wipes the outbox had: a change kept across one is not written.
+        var wipes: UInt64 = 0
     }
 
     /// A replay and who waits for it. A caller that is cancelled stops waiting; the run stops when none waits.
@@ -308,9 +310,9 @@ public final class Outbox: Sendable {
         } catch {
             return original
         }
-        let sequence = state.withLock { state in
+        let (sequence, wipes) = state.withLock { state in
             defer { state.nextSequence += 1 }
-            return state.nextSequence
+            return (state.nextSequence, state.wipes)
         }
         let record = OutboxRecord(
             sequence: sequence, id: key, type: lane.name, kind: kind.name, item: item,
@@ -322,7 +324,7 @@ public final class Outbox: Sendable {
             contentType: frozen?.contentType,
             base: base.map { OutboxRecord.Base($0, value: $0.value.flatMap { lane.encode(value: $0) }) })
         do throws(NetworkError) {
-            try await save(record)
+            try await save(new: record, unlessWipedSince: wipes)
         } catch {
             state.withLock { $0.lastError = error }
             return original
@@ -331,9 +333,16 @@ public final class Outbox: Sendable {
         // Shown before it is listed: a replay can send it only once it is listed, so its layer never comes after
         // its landing.
         show(record, lane: lane)
-        state.withLock { state in
+        let listed = state.withLock { state in
+            // A wipe since it began: the change is not kept, as one made after the wipe is not.
+            guard state.wipes == wipes else { return false }
             let position = state.records.firstIndex { $0.sequence > record.sequence } ?? state.records.endIndex
             state.records.insert(record, at: position)
+            return true
+        }
+        guard listed else {
+            unshow(record.id)
+            return original
         }
         notify()
         return .queued(record.id)

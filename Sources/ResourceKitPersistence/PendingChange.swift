@@ -40,8 +40,10 @@ public struct PendingChange: Sendable, Identifiable, Hashable, CustomStringConve
     /// The path it sends to.
     public let path: String
     /// What the server had of the item when the change was made (the value the holder showed as the server's),
-    /// kept with the change across restarts; `nil` when nothing was known of it (a create, or an item the
-    /// holder had not loaded).
+    /// kept with the change across restarts: its validators and version. `nil` when nothing was known of it (a
+    /// create, or an item the holder had not loaded), and when the value it was made on had neither validators
+    /// nor a version (a server that sends none): the change then carries no precondition, though a conflict's
+    /// ``OutboxConflict/base(as:)`` still gives that value.
     public let base: Base?
     /// Whether the change is held in a conflict with a change of the server's (``Outbox/held``): it is not sent
     /// until ``Outbox/resolve(_:with:)``, and later changes of its item wait behind it.

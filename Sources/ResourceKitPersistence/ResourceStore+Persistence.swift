@@ -133,8 +133,13 @@ extension ResourceStore {
             persistence.save(hooks.key) {
                 dirty.clear()
                 // The queued write holds the list until then, so that its items are not lost when it is freed.
-                guard let items = list.settledItems(limit: limit), let data = hooks.encode(items) else { return nil }
-                return PersistedEntry(key: hooks.key, value: data, loadedAt: persistence.now())
+                guard let (items, age) = list.settledItems(limit: limit), let data = hooks.encode(items) else {
+                    return nil
+                }
+                // Dated when its first page was loaded, not when it was written: news that changed an item since
+                // does not make the whole list newer. An invalidated list is written stale.
+                let loadedAt = age.map { persistence.now().addingTimeInterval(-($0 / .seconds(1))) } ?? .distantPast
+                return PersistedEntry(key: hooks.key, value: data, loadedAt: loadedAt)
             }
         }
     }

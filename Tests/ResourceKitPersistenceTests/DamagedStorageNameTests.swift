@@ -5,11 +5,16 @@ import Testing
 
 @testable import ResourceKitPersistence
 
-/// A log file named for the last batches a `UInt64` counts (damaged, or put there by something else) is
-/// loaded without a trap, and the storage goes on writing.
+/// A log file named for the last batches a `UInt64` counts, or with a name the storage does not make (a sign,
+/// upper-case digits), damaged or put there by something else, neither traps nor keeps the storage from
+/// opening: it goes on writing.
 @Suite(.offThePool) struct DamagedStorageNameTests {
-    @Test(arguments: ["ffffffffffffffff-ffffffffffffffff.log", "fffffffffffffffe-fffffffffffffffe.log"])
-    func aLogNamedForTheLastBatchDoesNotTrap(name: String) throws {
+    @Test(arguments: [
+        "ffffffffffffffff-ffffffffffffffff.log", "fffffffffffffffe-fffffffffffffffe.log",
+        "0000000000000001-8000000000000000.log", "+000000000000001-0000000000000002.log",
+        "0000000000000001-000000000000000A.log", "0000000000000001-00000000000000-2.log",
+    ])
+    func aForeignOrDamagedLogNameNeitherTrapsNorBlocks(name: String) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("entries-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -75,6 +75,28 @@ struct UnkeptFeed: Listable, PersistedResource {
         #expect(feed.restoredAge == nil)
     }
 
+    /// A list written again because news changed an item keeps the age of its first page: the restored age is
+    /// the time since that page was loaded, not since the last write.
+    @Test func newsDoesNotMakeAPersistedListNewer() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            let store = try launch()
+            let feed = store.list(RemoteFeed.self, request: "home")
+            try await feed.loadFirstPage()
+            await store.persistence?.flush()
+            clock.advance(by: .seconds(3600))
+            wall.advance(by: 3600)
+            store.apply(.updated(Post(id: "2", title: "Pushed")), as: RemotePost.self)
+            #expect(feed.items[1] == Post(id: "2", title: "Pushed"))
+            await store.persistence?.flush()
+        }
+        wall.advance(by: 5)
+        let store = try launch()
+        let feed = store.list(RemoteFeed.self, request: "home")
+        #expect(feed.items[1] == Post(id: "2", title: "Pushed"))
+        #expect(feed.restoredAge == .seconds(3605))
+    }
+
     @Test func genericCodeThatKnowsNothingOfCodableGetsAPersistedList() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         do {

@@ -304,12 +304,16 @@ extension Resource {
 
 extension ListResource {
     /// What a store extension keeps of the list: its first `limit` settled items (never an optimistic
-    /// change), once a page loaded.
-    package func settledItems(limit: Int) -> [Item]? {
-        storage.withLock { storage -> [Item]? in
+    /// change), once a page loaded, and how long ago its first page was loaded (the restored items' age while
+    /// none was; `nil` once invalidated).
+    package func settledItems(limit: Int) -> (items: [Item], age: Duration?)? {
+        let now = session.now
+        let restoredAge = restoredAge
+        return storage.withLock { storage -> (items: [Item], age: Duration?)? in
             guard storage.machine.settled.pagination.pagesLoaded > 0, let items = storage.machine.settled.content.value
             else { return nil }
-            return Array(items.prefix(limit))
+            let age = storage.machine.loadedAt.map { max(.zero, now - $0) } ?? restoredAge
+            return (Array(items.prefix(limit)), age)
         }
     }
 }
