@@ -34,7 +34,8 @@ final class AnswerHoldingTransport: HTTPTransport {
             // The server answered already: the answer comes back whatever the caller does meanwhile.
             await withTaskCancellationHandler {
                 try? await release.wait()
-            } onCancel: {}
+            } onCancel: {
+            }
         } onCancel: {
             cancelled.open()
         }
