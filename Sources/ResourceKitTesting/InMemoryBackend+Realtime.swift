@@ -65,23 +65,62 @@ extension InMemoryBackend {
         // A streamed body (a file, a form with files) is read here, so that stubs and the log see its bytes.
         let request = try request.readingBodyStream()
         let parsed = ParsedRequest(request)
-        let isRealtime = state.withLock { state in
+        // The realtime connection is a request like any: it is not made while the backend is unreachable, and it
+        // takes the next fault and the latency.
+        let realtime = state.withLock { state -> (reachable: Bool, fault: Fault.Kind?, latency: Duration)? in
             guard parsed.method == .get, let path = state.realtimePath, parsed.recorded.path == path else {
-                return false
+                return nil
             }
+            guard state.isReachable else { return (false, nil, .zero) }
             state.log.append(parsed.recorded)
-            return true
+            return (true, state.takeFault(), state.latency)
         }
-        Changes.raise()
-        guard isRealtime else {
+        guard let realtime else {
             let response = try await send(request)
             return StreamedResponse(
                 statusCode: response.statusCode, headers: response.headers, url: response.url,
                 body: ResponseBody(response.body))
         }
+        guard realtime.reachable else {
+            throw .transport(code: .notConnectedToInternet, message: "the in-memory backend is unreachable")
+        }
+        Changes.raise()
+        var delay = min(realtime.latency, RealTimeLimit.longest)
+        if case .slowBody(let extra) = realtime.fault { delay += min(max(extra, .zero), RealTimeLimit.longest) }
+        if delay > .zero { try await wait(delay, timeout: request.timeoutInterval) }
+        if Task.isCancelled { throw .cancelled }
+        switch realtime.fault {
+        case .status(let code):
+            let response = Self.error(code, "Injected failure.", url: request.url)
+            return StreamedResponse(
+                statusCode: response.statusCode, headers: response.headers, url: request.url,
+                body: ResponseBody(response.body))
+        case .dropConnection:
+            throw .transport(code: .networkConnectionLost, message: "the server closed the connection before answering")
+        case .malformedBody:
+            return StreamedResponse(
+                statusCode: 200, headers: ["Content-Type": "text/event-stream"], url: request.url,
+                body: ResponseBody(Data("<html>this is not an event stream".utf8)))
+        case .truncatedBody:
+            let (body, writer) = ResponseBody.makeStream()
+            _ = writer.yield(Data("id:".utf8))
+            writer.finish(throwing: .transport(code: .networkConnectionLost, message: "the connection was cut"))
+            return StreamedResponse(
+                statusCode: 200, headers: ["Content-Type": "text/event-stream"], url: request.url, body: body)
+        case .slowBody, nil:
+            break
+        }
         let (body, writer) = ResponseBody.makeStream()
         let clientID = UUID().uuidString.replacingOccurrences(of: "-", with: "")
-        state.withLock { $0.realtimeClients[clientID] = RealtimeClient(writer: writer) }
+        // Registered only while reachable: a stream opened as the backend goes away is cut with the others.
+        let registered = state.withLock { state in
+            guard state.isReachable else { return false }
+            state.realtimeClients[clientID] = RealtimeClient(writer: writer)
+            return true
+        }
+        guard registered else {
+            throw .transport(code: .notConnectedToInternet, message: "the in-memory backend is unreachable")
+        }
         Changes.raise()
         writer.onTermination { [weak self] in
             self?.state.withLock { _ = $0.realtimeClients.removeValue(forKey: clientID) }

@@ -70,7 +70,7 @@ extension InMemoryBackend {
         return response
     }
 
-    private func wait(_ delay: Duration, timeout: TimeInterval) async throws(NetworkError) {
+    func wait(_ delay: Duration, timeout: TimeInterval) async throws(NetworkError) {
         // A non-positive, infinite or absurd timeout means no limit, as URLSession treats it.
         let limit: Duration =
             timeout > 0 && timeout < Duration.longest / .seconds(1) ? .milliseconds(Int64(timeout * 1000)) : .longest
@@ -184,50 +184,6 @@ extension InMemoryBackend {
         return (name, segments.count > pattern.count ? segments.last : nil)
     }
 
-    private func list(_ name: String, query: [String: String], url: URL?, in state: State) -> HTTPResponse {
-        guard let collection = state.collections[name] else { return Self.notFound() }
-        let total = collection.order.count
-        if query["offset"] != nil || query["limit"] != nil {
-            let offset = max(0, Int(query["offset"] ?? "") ?? 0)
-            let limit = min(1000, max(1, Int(query["limit"] ?? "") ?? 30))
-            let ids = collection.order.dropFirst(offset).prefix(limit)
-            var headers: HTTPHeaders = ["X-Total-Count": String(total)]
-            // offset < total first, so offset + limit cannot overflow.
-            if offset < total, offset + limit < total, let url,
-                var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
-            {
-                var items = (components.queryItems ?? []).filter { $0.name != "offset" && $0.name != "limit" }
-                items += [
-                    URLQueryItem(name: "offset", value: String(offset + limit)),
-                    URLQueryItem(name: "limit", value: String(limit)),
-                ]
-                components.queryItems = items
-                // A relative reference, as many servers send; clients resolve it against the request URL.
-                headers["Link"] =
-                    "<\(components.percentEncodedPath)?\(components.percentEncodedQuery ?? "")>; rel=\"next\""
-            }
-            return Self.json(200, .array(records(ids, of: collection, named: name)), headers: headers)
-        }
-        // As PocketBase 0.40: a page that is not a number is a 400; a perPage of 0 or less, or none, is 30.
-        guard let requestedPage = query["page"].map({ Int($0) }) ?? 1 else {
-            return Self.error(400, "Something went wrong while processing your request.")
-        }
-        let page = max(1, requestedPage)
-        let requestedPerPage = Int(query["perPage"] ?? "") ?? 30
-        let perPage = requestedPerPage <= 0 ? 30 : min(1000, requestedPerPage)
-        let (skipped, overflow) = (page - 1).multipliedReportingOverflow(by: perPage)
-        let ids = collection.order.dropFirst(overflow ? total : skipped).prefix(perPage)
-        let skipTotal = query["skipTotal"] == "1" || query["skipTotal"] == "true"
-        let envelope: JSONValue = .object([
-            "page": .int(page),
-            "perPage": .int(perPage),
-            "totalItems": .int(skipTotal ? -1 : total),
-            "totalPages": .int(skipTotal ? -1 : (total + perPage - 1) / perPage),
-            "items": .array(records(ids, of: collection, named: name)),
-        ])
-        return Self.json(200, envelope)
-    }
-
     private func write(
         _ request: ParsedRequest, to name: String, id: String?, replace: Bool, in state: inout State
     ) -> HTTPResponse {
@@ -243,7 +199,8 @@ extension InMemoryBackend {
             guard let existing = state.collections[name]?.records[id] else { return Self.notFound() }
             previous = existing
             record = replace ? fields : existing.merging(fields) { _, new in new }
-            record["id"] = .string(id)
+            // The id as it was seeded: an integer stays a JSON number.
+            record["id"] = existing["id"] ?? .string(id)
         } else {
             record = fields
         }
@@ -291,10 +248,6 @@ extension InMemoryBackend {
         }
         // With the validators a `GET` of the record now gives, so that the writer's next write can be conditional.
         return current(name, stored, in: state)?.response ?? Self.json(200, .object(answer))
-    }
-
-    private func records(_ ids: some Sequence<String>, of collection: Collection, named name: String) -> [JSONValue] {
-        ids.compactMap { collection.records[$0].map { .object(Self.withSystemFields($0, name)) } }
     }
 
     /// The record as PocketBase serves it: with `collectionName` and a `collectionId` derived from the name,

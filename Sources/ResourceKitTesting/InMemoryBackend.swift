@@ -79,10 +79,12 @@ public final class InMemoryBackend: HTTPTransport {
         /// so `RetryPolicy.standard` retries an idempotent request after it.
         public static let dropConnection = Fault(kind: .dropConnection)
         /// Answer `200` with a body that is not JSON (`NetworkError/Code/decoding`), even to a conditional
-        /// request.
+        /// request. A write is applied all the same (and tells realtime clients): only its answer is broken, as
+        /// when a proxy mangles a response. A realtime connection gets a body that is no event stream.
         public static let malformedBody = Fault(kind: .malformedBody)
         /// Answer with the real body cut in half (`NetworkError/Code/decoding`); a conditional request gets
-        /// the full response, cut, instead of a `304`.
+        /// the full response, cut, instead of a `304`. A write is applied all the same. A realtime connection's
+        /// stream is cut before its first event (`networkConnectionLost`).
         public static let truncatedBody = Fault(kind: .truncatedBody)
         /// Deliver the real response after a delay; past the request's timeout it fails with
         /// `NetworkError/timeout`. Within it, a conditional request may still be answered `304`.
@@ -211,7 +213,7 @@ public final class InMemoryBackend: HTTPTransport {
     /// (copies of one value, for example) gets a generated one.
     /// - Parameters:
     ///   - type: The placeholder type.
-    ///   - count: How many.
+    ///   - count: How many: none below 1, at most 10,000.
     ///   - collection: The collection name.
     /// - Returns: The ids.
     /// - Throws: `NetworkError/encoding(_:)`.
@@ -220,7 +222,7 @@ public final class InMemoryBackend: HTTPTransport {
         _ type: Value.Type, count: Int, into collection: String
     ) throws(NetworkError) -> [String] {
         // Placeholders are often copies of one value: each gets its own id rather than replacing the last.
-        try seed(Value.placeholders(count: count), into: collection, conflict: .generateID)
+        try seed(Value.placeholders(count: min(max(0, count), 10_000)), into: collection, conflict: .generateID)
     }
 
     /// The records of a collection, in creation order.
@@ -267,10 +269,21 @@ public final class InMemoryBackend: HTTPTransport {
     }
 
     /// Whether requests reach the backend: while `false`, every request fails as if the device were offline
-    /// (`NetworkError.transport` with `notConnectedToInternet`) and is not logged, for it never arrived.
+    /// (`NetworkError.transport` with `notConnectedToInternet`) and is not logged, for it never arrived, a
+    /// realtime connection's included; setting it to `false` ends the open realtime streams with
+    /// `networkConnectionLost`.
     public var isReachable: Bool {
         get { state.withLock { $0.isReachable } }
-        set { state.withLock { $0.isReachable = newValue } }
+        set {
+            let cut = state.withLock { state -> [RealtimeClient] in
+                state.isReachable = newValue
+                return newValue ? [] : Array(state.realtimeClients.values)
+            }
+            for client in cut {
+                client.writer.finish(
+                    throwing: .transport(code: .networkConnectionLost, message: "the network went away"))
+            }
+        }
     }
 
     /// Whether a `PATCH`, `PUT` or `DELETE` of a record must carry `If-Match` or `If-Unmodified-Since`: while

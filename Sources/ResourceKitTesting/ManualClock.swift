@@ -118,7 +118,9 @@ public final class ManualClock: Clock, Sendable {
     /// `try await clock.waitForSleepers { … }`, waits 5 seconds.
     /// - Parameters:
     ///   - timeout: How long to wait; 5 seconds by default.
-    ///   - condition: Decides from the pending sleeps, shortest first.
+    ///   - condition: Decides from the pending sleeps, shortest first. It runs under the clock's lock: it must
+    ///     not use the clock itself (its `sleepers`, `now`, `advance`), which would never return; everything it
+    ///     needs is its argument.
     /// - Returns: The pending sleeps.
     /// - Throws: ``WaitTimeout`` (`timedOut` or `cancelled`) whose ``WaitTimeout/seen`` lists the pending
     ///   sleeps, at the timeout or when the waiting task is cancelled first.

@@ -44,7 +44,8 @@ public final class StateRecorder<State: Sendable>: Sendable {
     /// - Parameters:
     ///   - timeout: How long to wait, in real time.
     ///   - description: What is awaited, for the error.
-    ///   - condition: Decides on all states recorded so far.
+    ///   - condition: Decides on all states recorded so far. It runs under the recorder's lock: it must not use
+    ///     the recorder itself (its `states`), which would never return; the states are its argument.
     /// - Returns: The states recorded when the condition held.
     /// - Throws: ``WaitTimeout`` listing the states seen.
     @discardableResult

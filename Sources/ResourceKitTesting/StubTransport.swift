@@ -152,7 +152,8 @@ public final class StubTransport: HTTPTransport {
     /// How many requests were received.
     public var requestCount: Int { state.read { $0.requests.count } }
 
-    /// How many requests were cancelled while a stub with a `delay` was waiting.
+    /// How many requests were cancelled while the transport held them: a stub with a `delay` waiting, a request
+    /// held by a latch, or a streaming stub whose reader went away.
     public var cancellationCount: Int { state.read { $0.cancellations } }
 
     /// Records that a responder saw its request cancelled; custom responders may call it.

@@ -24,7 +24,8 @@ public struct WaitTimeout: Error, Sendable, Equatable, CustomStringConvertible {
         public static let timedOut = Reason("timedOut")
         /// The waiting task was cancelled first.
         public static let cancelled = Reason("cancelled")
-        /// What it watched ended first: a ``StateRecorder``'s stream finished (its resource was released).
+        /// What it watched ended first: a ``StateRecorder``'s stream finished (its resource was released, or
+        /// ``StateRecorder/stop()`` was called).
         public static let finished = Reason("finished")
         /// What it waited for arrived and differs from what was expected (``StateRecorder/expect(_:timeout:)``).
         public static let mismatched = Reason("mismatched")

@@ -23,7 +23,7 @@ import Testing
 extension Post: Placeholdable {
     static var placeholder: Post { Post(id: "", title: "Loading…") }
     static func placeholders(count: Int) -> [Post] {
-        (0..<count).map { Post(id: "placeholder-\($0)", title: "Loading…") }
+        (0..<max(0, count)).map { Post(id: "placeholder-\($0)", title: "Loading…") }
     }
 }
 

@@ -119,4 +119,39 @@ private struct RemoteMemos: Listable {
         #expect(await openings.next() == 2)
         try await states.wait { $0.last?.items.first?.text == "changed while away" }
     }
+    /// The realtime connection is a request like any: not made while the backend is unreachable (nor logged), it
+    /// takes an injected fault, and going unreachable cuts the streams that are open.
+    @Test func theRealtimeConnectionHonoursReachabilityAndFaults() async throws {
+        backend.isReachable = false
+        await #expect(throws: NetworkError.self) { try await session.bytes(Endpoint(.get, "realtime")) }
+        #expect(backend.requestLog.isEmpty)
+        #expect(backend.realtimeClientCount == 0)
+        backend.isReachable = true
+        backend.failNext(status: 503)
+        do {
+            _ = try await session.bytes(Endpoint(.get, "realtime"))
+            Issue.record("connected through a 503")
+        } catch {
+            #expect(error.statusCode == 503)
+        }
+        backend.injectFault(.dropConnection)
+        do {
+            _ = try await session.bytes(Endpoint(.get, "realtime"))
+            Issue.record("connected through a dropped connection")
+        } catch {
+            #expect(error.transportCode == .networkConnectionLost)
+        }
+        #expect(backend.requestLog.count == 2)
+        let open = try await session.bytes(Endpoint(.get, "realtime"))
+        var chunks = open.body.makeAsyncIterator()
+        #expect(try await chunks.next() != nil)
+        #expect(backend.realtimeClientCount == 1)
+        backend.isReachable = false
+        do {
+            while try await chunks.next() != nil {}
+            Issue.record("the stream ended without an error")
+        } catch {
+            #expect(error.transportCode == .networkConnectionLost)
+        }
+    }
 }
