@@ -230,11 +230,16 @@ extension InMemoryBackend {
                     "data": .object(["id": unique]),
                 ]))
         }
-        // An update's files replace those of the fields it sends.
-        for field in Set(files.map(\.field)) {
-            for old in id.flatMap({ _ in previous[field]?.arrayValue }) ?? [] {
-                guard let name = old.stringValue, !(record[field]?.arrayValue ?? []).contains(old) else { continue }
-                state.files.removeValue(forKey: Self.filePath(collection: collection, recordID: stored, fileName: name))
+        // A file an update's record no longer names is served no more: a field sent with new files, as an empty
+        // array or as text, or left out of a replacement.
+        if id != nil {
+            for (field, value) in previous {
+                guard let names = value.arrayValue?.compactMap(\.stringValue), !names.isEmpty else { continue }
+                let kept = Set((record[field]?.arrayValue ?? []).compactMap(\.stringValue))
+                for name in names where !kept.contains(name) {
+                    state.files.removeValue(
+                        forKey: Self.filePath(collection: collection, recordID: stored, fileName: name))
+                }
             }
         }
         for file in files {

@@ -76,6 +76,35 @@ import Testing
         }
     }
 
+    /// A file the record no longer names is served no more, however the update stops naming it: an empty array,
+    /// a text part, or a replacement that leaves the field out.
+    @Test(arguments: ["empty array", "text part", "replacement"])
+    func aFileNoLongerNamedIsServedNoMore(update: String) async throws {
+        let (_, session) = setUp()
+        var form = MultipartForm()
+        form.append("Holiday", name: "title")
+        form.append(Data("first".utf8), name: "files", fileName: "a.txt", contentType: "text/plain")
+        let created: Attachment = try await session.send(Endpoint(.post, "attachments/records", body: .multipart(form)))
+        let url =
+            "http://backend.local"
+            + InMemoryBackend.filePath(
+                collection: "attachments", recordID: created.id, fileName: "a.txt")
+        #expect(try await session.data(for: Endpoint(.get, url)) == Data("first".utf8))
+        let endpoint: Endpoint
+        switch update {
+        case "empty array":
+            endpoint = Endpoint(.patch, "attachments/records", body: .json(["files": [String]()]))
+        case "text part":
+            var text = MultipartForm()
+            text.append("", name: "files")
+            endpoint = Endpoint(.patch, "attachments/records", body: .multipart(text))
+        default:
+            endpoint = Endpoint(.put, "attachments/records", body: .json(["title": "Replaced"]))
+        }
+        _ = try await session.data(for: endpoint.appending(id: created.id))
+        await #expect(throws: NetworkError.self) { try await session.data(for: Endpoint(.get, url)) }
+    }
+
     @Test func aFileNameWithASemicolonIsReadWhole() async throws {
         let (_, session) = setUp()
         var form = MultipartForm()
