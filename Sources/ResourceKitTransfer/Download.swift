@@ -76,20 +76,32 @@ extension NetworkSession {
             request.headers["Range"] = "bytes=\(resume.offset)-"
             request.headers["If-Range"] = resume.validator
         }
+        // Asked for more than there is: the partial file may hold it all; otherwise start over. Whether the
+        // validation provider rejected the `416` or let it through.
+        func rangeNotSatisfiable(_ headers: HTTPHeaders?, resume: (offset: Int64, validator: String)) async throws(
+            NetworkError
+        ) -> DownloadedFile {
+            if let total = ContentRange.total(in: headers?["Content-Range"]), total == resume.offset {
+                progress?.start(completed: total, expected: total)
+                // Bytes an earlier attempt wrote and did not sync: on disk before the name is the destination's.
+                try files.syncPartial()
+                try files.complete()
+                return DownloadedFile(
+                    url: files.destination, statusCode: 416, headers: headers ?? HTTPHeaders(),
+                    byteCount: Int(clamping: resume.offset), resumedFrom: Int(clamping: resume.offset))
+            }
+            return try await download(endpoint, files: files, progress: progress, resuming: false)
+        }
         let response: StreamedResponse
         do {
             response = try await bytes(request)
         } catch {
-            // Asked for more than there is: the partial file may hold it all; otherwise start over.
             guard let resume, error.statusCode == 416 else { throw error }
-            if let total = ContentRange.total(in: error.headers?["Content-Range"]), total == resume.offset {
-                progress?.start(completed: total, expected: total)
-                try files.complete()
-                return DownloadedFile(
-                    url: files.destination, statusCode: 416, headers: error.headers ?? HTTPHeaders(),
-                    byteCount: Int(clamping: resume.offset), resumedFrom: Int(clamping: resume.offset))
-            }
-            return try await download(endpoint, files: files, progress: progress, resuming: false)
+            return try await rangeNotSatisfiable(error.headers, resume: resume)
+        }
+        if response.statusCode == 416, let resume {
+            response.body.cancel()
+            return try await rangeNotSatisfiable(response.headers, resume: resume)
         }
         // A status the validation provider let through is still not the file. Its body is in memory already: the
         // session reads the body of a response that is not a success (its first megabyte) before it returns.
@@ -103,6 +115,12 @@ extension NetworkSession {
         // A body the server compressed anyway is not counted by its length, and cannot be resumed by offset.
         let encoded = response.headers["Content-Encoding"].map { $0.lowercased() != "identity" } ?? false
         if encoded { total = nil }
+        // A compressed continuation counts other bytes than the file's: start over, asking for the whole.
+        if encoded, response.statusCode == 206, resume != nil {
+            response.body.cancel()
+            files.discard()
+            return try await download(endpoint, files: files, progress: progress, resuming: false)
+        }
         if response.statusCode == 206, let resume {
             guard let range = ContentRange(response.headers["Content-Range"]), range.start == resume.offset else {
                 response.body.cancel()
@@ -110,7 +128,9 @@ extension NetworkSession {
                 throw .invalidResponse("a 206 that does not continue the partial download")
             }
             // A server that ignores `If-Range` answers with the rest of another version: start over.
-            if resume.validator.hasPrefix("\""), let tag = response.headers["ETag"], tag != resume.validator {
+            if resume.validator.hasPrefix("\""), let tag = response.headers["ETag"],
+                DownloadFiles.entityTag(tag) != resume.validator
+            {
                 response.body.cancel()
                 files.discard()
                 return try await download(endpoint, files: files, progress: progress, resuming: false)
@@ -126,7 +146,14 @@ extension NetworkSession {
         }
         let writer = try files.open(keeping: offset)
         let validator = encoded ? nil : DownloadFiles.validator(in: response.headers)
-        try files.remember(validator, for: identity)
+        do throws(NetworkError) {
+            try files.remember(validator, for: identity)
+        } catch {
+            response.body.cancel()
+            writer.close()
+            files.discard()
+            throw error
+        }
         progress?.start(completed: offset, expected: total)
         var written = offset
         do throws(NetworkError) {
@@ -148,8 +175,14 @@ extension NetworkSession {
             if validator == nil { files.discard() }
             throw .invalidResponse("the body ended after \(written) of the \(total) bytes announced")
         }
-        try writer.finish()
-        try files.complete()
+        do throws(NetworkError) {
+            try writer.finish()
+            try files.complete()
+        } catch {
+            // Not synced or not renamed: kept only for a resume, as after any failure.
+            if validator == nil { files.discard() }
+            throw error
+        }
         return DownloadedFile(
             url: files.destination, statusCode: response.statusCode, headers: response.headers,
             byteCount: Int(clamping: written), resumedFrom: Int(clamping: offset))
@@ -204,7 +237,12 @@ struct DownloadFiles: Sendable {
 
     /// What names a download's resource: a partial file is resumed only by a download of the same. Its query is
     /// not part of it: a presigned URL's signature changes from one request to the next.
-    static func identity(of endpoint: Endpoint) -> String { "\(endpoint.method.rawValue) \(endpoint.path)" }
+    static func identity(of endpoint: Endpoint) -> String {
+        // An absolute URL carries its query (and fragment) in its path: they are left out as well.
+        let path = endpoint.path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first
+            .map { $0.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? $0 } ?? ""
+        return "\(endpoint.method.rawValue) \(path)"
+    }
 
     /// Where an interrupted download of `identity` stopped, and the validator its response named; `nil` when
     /// there is none, or it was of another resource (then it is dropped).
@@ -223,10 +261,18 @@ struct DownloadFiles: Sendable {
         return (size, validator)
     }
 
-    /// A strong `ETag`, else `Last-Modified`: what `If-Range` may name.
+    /// A strong `ETag`, else `Last-Modified`: what `If-Range` may name. A tag a server sends without its quotes
+    /// is quoted, as RFC 9110 writes it: so it is told apart from a date, and compared on a `206`.
     static func validator(in headers: HTTPHeaders) -> String? {
-        if let tag = headers["ETag"], !tag.hasPrefix("W/"), !tag.isEmpty { return tag }
+        if let tag = headers["ETag"].flatMap(entityTag) { return tag }
         return headers["Last-Modified"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// A strong entity tag in quotes, or `nil` for none or a weak one.
+    static func entityTag(_ value: String) -> String? {
+        let tag = value.trimmingCharacters(in: .whitespaces)
+        guard !tag.isEmpty, !tag.hasPrefix("W/") else { return nil }
+        return tag.hasPrefix("\"") ? tag : "\"" + tag + "\""
     }
 
     /// Keeps the validator for a resume of `identity`, or forgets it when there is none.
@@ -268,6 +314,17 @@ struct DownloadFiles: Sendable {
             throw .file("could not move the download to \(destination.path): \(String(cString: strerror(errno)))")
         }
         try? FileManager.default.removeItem(at: validatorFile)
+    }
+
+    /// Flushes the partial file to disk.
+    func syncPartial() throws(NetworkError) {
+        do {
+            let handle = try FileHandle(forUpdating: partial)
+            defer { try? handle.close() }
+            try handle.synchronize()
+        } catch {
+            throw .file("could not flush \(partial.path): \(error.localizedDescription)")
+        }
     }
 
     /// Forgets the partial download.

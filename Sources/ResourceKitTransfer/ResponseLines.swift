@@ -3,8 +3,8 @@ public import ResourceKitHTTP
 
 extension ResponseBody {
     /// The body as lines of text: split at `\n`, a `\r` before it dropped, decoded as UTF-8 (invalid bytes
-    /// become U+FFFD). A last line without a newline is a line too.
-    /// - Parameter maximumLength: The longest line, in bytes, to accept.
+    /// become U+FFFD). A last line without a newline is a line too (a `\r` that ends it is dropped as well).
+    /// - Parameter maximumLength: The longest line, in bytes, to accept; a value below 1 counts as 1.
     /// - Returns: The lines; a line longer than `maximumLength` ends them with
     ///   `NetworkError.invalidResponse(_:)` and stops the transfer.
     public func lines(maximumLength: Int = 1 << 20) -> ResponseLines {

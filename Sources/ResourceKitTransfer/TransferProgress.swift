@@ -28,9 +28,11 @@ public final class TransferProgress: Sendable, Observable, ProgressReporting {
             self.isFinished = isFinished
         }
 
-        /// The fraction done, from 0 to 1, when the total is known and not zero.
+        /// The fraction done, from 0 to 1, when the total is known: an empty transfer (a total of zero) is done
+        /// once finished (1), and not before (0).
         public var fractionCompleted: Double? {
-            guard let expectedBytes, expectedBytes > 0 else { return nil }
+            guard let expectedBytes else { return nil }
+            guard expectedBytes > 0 else { return isFinished ? 1 : 0 }
             return min(1, Double(completedBytes) / Double(expectedBytes))
         }
 
