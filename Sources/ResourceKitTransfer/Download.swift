@@ -78,9 +78,9 @@ extension NetworkSession {
         }
         // Asked for more than there is: the partial file may hold it all; otherwise start over. Whether the
         // validation provider rejected the `416` or let it through.
-        func rangeNotSatisfiable(_ headers: HTTPHeaders?, resume: (offset: Int64, validator: String)) async throws(
-            NetworkError
-        ) -> DownloadedFile {
+        func rangeNotSatisfiable(
+            _ headers: HTTPHeaders?, resume: (offset: Int64, validator: String)
+        ) async throws(NetworkError) -> DownloadedFile {
             if let total = ContentRange.total(in: headers?["Content-Range"]), total == resume.offset {
                 progress?.start(completed: total, expected: total)
                 // Bytes an earlier attempt wrote and did not sync: on disk before the name is the destination's.
