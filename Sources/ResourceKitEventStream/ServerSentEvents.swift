@@ -18,7 +18,8 @@ public struct ReconnectPolicy: Sendable, Equatable {
     public var initialDelay: Duration
     /// How much longer each failed attempt in a row after the first makes the next wait.
     public var multiplier: Double
-    /// The longest wait, before jitter, unless the server's `retry` asks for longer.
+    /// The longest wait, before jitter, unless the server's `retry` or ``initialDelay`` asks for longer (the
+    /// first wait is never shorter than either).
     public var maximumDelay: Duration
     /// How the wait is lengthened at random: `RetryPolicy.Jitter.none` waits exactly the computed delay.
     public var jitter: RetryPolicy.Jitter
@@ -30,7 +31,7 @@ public struct ReconnectPolicy: Sendable, Equatable {
     /// - Parameters:
     ///   - initialDelay: The reconnection time until the server sends `retry`.
     ///   - multiplier: How much longer each failed attempt in a row makes the next wait.
-    ///   - maximumDelay: The longest wait before jitter, unless the server asks for longer.
+    ///   - maximumDelay: The longest wait before jitter, unless the server's `retry` or `initialDelay` is longer.
     ///   - jitter: How the wait is lengthened at random, by up to half.
     ///   - maximumAttempts: Failed attempts in a row before the stream ends; `nil` for no limit.
     public init(
@@ -176,7 +177,8 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
             -> ServerSentEvent?
         {
             while true {
-                if nextPending < pending.count {
+                // Cancelled: at once, even with events of the last chunk still to hand out.
+                if nextPending < pending.count, !Task.isCancelled {
                     defer { nextPending += 1 }
                     return pending[nextPending]
                 }
@@ -310,8 +312,9 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
             case .transport, .timeout: true
             // A body cut short is a connection lost midway, whatever the platform calls it.
             case .invalidResponse: error.message.hasPrefix(URLSessionTransport.truncatedBodyMessage)
-            case .httpStatus: [408, 429, 500, 502, 503, 504].contains(error.statusCode ?? 0)
-            default: false
+            // By the status, whatever error the validation provider made of it (`PocketBaseValidation` makes a
+            // `.server` of PocketBase's own 429 and 500).
+            default: [408, 429, 500, 502, 503, 504].contains(error.statusCode ?? 0)
             }
         }
     }

@@ -18,8 +18,10 @@ public import ResourceKitEventStream
 ///   collection some live list holds items of, else `posts/<id>` for each record a live resource holds, and
 ///   nothing for a collection nobody holds. They follow the store: a resource or list made or freed posts the
 ///   new set (each post replaces the whole set on the server). Past 200 records of one collection, the source
-///   follows the whole collection (PocketBase takes at most 1,000 topics a client). A post that fails is tried
-///   again, waiting as `ReconnectPolicy` says, except for a lost client and a refusal. A lost client (a
+///   follows the whole collection, and past 1,000 topics in all (PocketBase takes at most 1,000 topics a
+///   client) it follows whole the collections with the most records until they fit. A post that fails is tried
+///   again, waiting as `ReconnectPolicy` says, and stops the source with its error after
+///   `ReconnectPolicy/maximumAttempts` failed posts in a row, except for a lost client and a refusal. A lost client (a
 ///   `404`: the server no longer knows the client id, as when the stream reached another server behind a load
 ///   balancer, or the server restarted) drops the stream and connects again at once, for a new client id whose
 ///   post follows; lost again before a connection opens, it waits as `ReconnectPolicy` says, and past its
@@ -75,7 +77,8 @@ public struct PocketBaseRealtime: LiveSource {
         self.onStatus = onStatus
     }
 
-    /// The source, also following `collection`, whose records are `Remote`'s values.
+    /// The source, also following `collection`, whose records are `Remote`'s values. A collection followed as
+    /// several types sends its events to each.
     /// - Parameters:
     ///   - type: The remote type of the collection's records: the value of its resources, the item of its lists.
     ///   - collection: The collection's name (or id), as PocketBase's topics spell it.
@@ -138,8 +141,11 @@ public struct PocketBaseRealtime: LiveSource {
                     while true {
                         let outcome = await synchronize(store, connection)
                         if case .refused(let error) = outcome { return .failure(error) }
-                        if case .done = outcome { break }
+                        guard case .retry(let error) = outcome else { break }
                         failures += 1
+                        // `ReconnectPolicy/maximumAttempts` failed posts in a row stop the source, as failed
+                        // connections do.
+                        guard reconnect.allowsAttempt(afterFailures: failures) else { return .failure(error) }
                         let wait = reconnect.wait(afterFailures: failures, base: reconnect.initialDelay)
                         do { try await session.sleep(for: wait) } catch { return nil }
                     }
@@ -210,7 +216,8 @@ public struct PocketBaseRealtime: LiveSource {
         into store: ResourceStore, _ connection: Connection, signal: AsyncStream<Void>.Continuation
     ) async throws(NetworkError) {
         let decoder = session.configuration.decoder
-        let collections = Dictionary(followed.map { ($0.collection, $0) }, uniquingKeysWith: { first, _ in first })
+        // Every type that follows a collection gets its events.
+        let collections = Dictionary(grouping: followed, by: \.collection)
         let relay: (@Sendable (EventStreamStatus) -> Void)? =
             onStatus == nil ? nil : { @Sendable status in connection.relay(status) }
         for try await event in session.events(Endpoint(.get, path), reconnect: reconnect, onStatus: relay) {
@@ -223,17 +230,16 @@ public struct PocketBaseRealtime: LiveSource {
             }
             // The event's name is the topic it answers: `posts/*`, `posts/<id>`, perhaps with `?options=`.
             let collection = event.type.prefix { $0 != "/" && $0 != "?" }
-            guard let follow = collections[String(collection)] else { continue }
-            try? follow.apply(store, Data(event.data.utf8), decoder)
+            for follow in collections[String(collection)] ?? [] {
+                try? follow.apply(store, Data(event.data.utf8), decoder)
+            }
         }
     }
 
     /// Posts the topics of what the store holds, when they or the client changed; after a reconnection,
     /// revalidates what is observed, once.
     private func synchronize(_ store: ResourceStore, _ connection: Connection) async -> SyncOutcome {
-        var topics: [String] = []
-        for follow in followed { topics += follow.topics(store) }
-        topics.sort()
+        let topics = topics(of: store)
         guard let (clientID, number, needsPost) = connection.pending(topics) else { return .done }
         if needsPost {
             struct Subscriptions: Encodable, Sendable {
@@ -255,7 +261,7 @@ public struct PocketBaseRealtime: LiveSource {
                 if let status = error.statusCode, (400..<500).contains(status), status != 408, status != 429 {
                     return .refused(error)
                 }
-                return .retry
+                return .retry(error)
             }
             connection.posted(topics, for: clientID)
         }
@@ -272,12 +278,30 @@ public struct PocketBaseRealtime: LiveSource {
     /// How a synchronization ended.
     enum SyncOutcome {
         case done
-        case retry
+        case retry(NetworkError)
         case refused(NetworkError)
     }
 
     /// The most records of one collection followed one by one; past it, the whole collection is.
     static let recordTopicLimit = 200
+    /// The most topics PocketBase takes from a client.
+    static let topicLimit = 1000
+
+    /// The topics of what the store holds: each collection's, within PocketBase's limit overall. While they
+    /// are more, the collection with the most records followed one by one is followed whole instead.
+    func topics(of store: ResourceStore) -> [String] {
+        var groups: [String: Set<String>] = [:]
+        for follow in followed { groups[follow.collection, default: []].formUnion(follow.topics(store)) }
+        var total = groups.values.reduce(0) { $0 + $1.count }
+        while total > Self.topicLimit,
+            let (collection, topics) = groups.filter({ $0.value != ["\($0.key)/*"] })
+                .max(by: { ($0.value.count, $1.key) < ($1.value.count, $0.key) })
+        {
+            groups[collection] = ["\(collection)/*"]
+            total -= topics.count - 1
+        }
+        return groups.values.flatMap { $0 }.sorted()
+    }
 
     /// One followed collection, its type erased.
     struct Followed: Sendable {
