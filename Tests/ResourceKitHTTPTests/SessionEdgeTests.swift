@@ -24,6 +24,20 @@ import Testing
         #expect(try await session.makeURLRequest(for: endpoint).timeoutInterval == 2)
     }
 
+    /// The session's time limit sets the transport's timer too, so that its 60 s never end a call the session
+    /// allows longer; an endpoint's limit wins, and a streamed upload does not take the session's.
+    @Test func theSessionsLimitSetsTheTransportsTimer() async throws {
+        let session = NetworkSession(baseURL: "http://test.local/api", timeLimit: .seconds(119.5))
+        #expect(try await session.makeURLRequest(for: Endpoint(.get, "posts")).timeoutInterval == 120)
+        #expect(
+            try await session.makeURLRequest(for: Endpoint(.get, "posts", timeLimit: .seconds(10))).timeoutInterval
+                == 10)
+        let unlimited = try await session.makeURLRequest(for: Endpoint(.get, "posts", timeLimit: .zero))
+        #expect(unlimited.timeoutInterval == URLRequest(url: URL(fileURLWithPath: "/")).timeoutInterval)
+        let upload = Endpoint(.post, "files", body: .stream(InputStream(data: Data("x".utf8))))
+        #expect(try await session.makeURLRequest(for: upload).timeoutInterval != 120)
+    }
+
     /// A limit of exactly 10⁹ seconds is a limit; only one above it means none.
     @Test func aLimitOfExactlyTheLongestIsALimit() {
         #expect(NetworkSession.deadline(.seconds(1_000_000_000)) == .seconds(1_000_000_000))

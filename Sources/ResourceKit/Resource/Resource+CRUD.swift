@@ -95,8 +95,11 @@ extension Resource where Remote: Creatable {
         let endpoint = try Remote.createEndpoint(for: request)
         let session = session
         let outcome = try await mutate(creates: true) { () async throws(NetworkError) -> Outcome in
-            let response = try await session.send(endpoint, as: Remote.CreateResponse.self)
-            return .value(try Remote.value(fromCreate: response))
+            // The answer's validators are the created value's, as an update's are.
+            let response = try await session.response(for: endpoint)
+            let value = try Remote.value(fromCreate: session.decode(Remote.CreateResponse.self, from: response))
+            guard let validators = Validators(response.headers) else { return .value(value) }
+            return .validated(value, validators)
         }
         return try Self.value(of: outcome)
     }

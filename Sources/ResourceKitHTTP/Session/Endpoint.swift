@@ -37,8 +37,9 @@ public struct Endpoint: Sendable {
     /// How long the transfer may go without a byte sent or received before the transport ends it, for this
     /// request: the `URLRequest`'s `timeoutInterval`, whole seconds rounded up, which `URLSession` measures as
     /// inactivity. With `nil` (the default), or a value that is not positive or above 10⁹ seconds, the
-    /// `timeoutInterval` is the endpoint's ``timeLimit`` rounded up when it sets one, and otherwise the
-    /// transport's own timeout applies (`URLSessionTransport(timeout:)`, 60 s by default). `StubTransport`
+    /// `timeoutInterval` is the call's time limit rounded up: the endpoint's ``timeLimit``, else the session's
+    /// (which a body that streams does not take); with no limit, the transport's own timeout applies
+    /// (`URLSessionTransport(timeout:)`, 60 s by default). `StubTransport`
     /// ignores it; `InMemoryBackend` bounds the latency it simulates by the `timeoutInterval`.
     public var inactivityTimeout: Duration?
     /// How this request's redirects are followed, replacing the session's ``RedirectPolicy``; `nil` keeps the

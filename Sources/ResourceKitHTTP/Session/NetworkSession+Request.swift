@@ -59,8 +59,10 @@ extension NetworkSession {
         }
         // The session enforces the deadline; the transport's own timer must not end the request first
         // (Linux truncates it to whole seconds, so 0.8 would mean at once): whole seconds, rounded up.
+        // The call's own limit (the endpoint's, else the session's, which a streamed upload does not take).
         let inactivity = NetworkSession.deadline(endpoint.inactivityTimeout)
-        if let limit = inactivity ?? NetworkSession.deadline(endpoint.timeLimit) {
+        let callLimit = endpoint.timeLimit ?? (Self.uploads(endpoint) ? nil : timeLimit)
+        if let limit = inactivity ?? NetworkSession.deadline(callLimit) {
             request.timeoutInterval = limit.seconds.rounded(.up)
         }
 
