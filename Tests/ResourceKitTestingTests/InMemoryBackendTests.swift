@@ -188,7 +188,7 @@ struct PocketBaseNote: Readable {
         await #expect(throws: NetworkError.cancelled) { try await task.value }
     }
 
-    @Test(arguments: [Duration.zero, .seconds(-1), .seconds(1_000_000_000), .seconds(Int64.max)])
+    @Test(arguments: [Duration.zero, .seconds(-1), .seconds(1_000_000_001), .seconds(Int64.max)])
     func unusualTimeLimitsMeanNoLimit(timeLimit: Duration) async throws {
         let backend = InMemoryBackend(basePath: "/api", latency: .milliseconds(5))
         try backend.seed([Note(id: "1", title: "one")], into: "notes")

@@ -228,7 +228,9 @@ import Testing
         }
     }
 
-    @Test(arguments: [Duration.zero, .seconds(-1), .seconds(1_000_000_000), .seconds(Int64.max)])
+    /// Not positive, or above 10⁹ seconds: no deadline (exactly 10⁹ seconds is one, as the docs say:
+    /// SessionEdgeTests.aLimitOfExactlyTheLongestIsALimit).
+    @Test(arguments: [Duration.zero, .seconds(-1), .seconds(1_000_000_001), .seconds(Int64.max)])
     func unusualTimeLimitsSetNoDeadline(timeLimit: Duration) async throws {
         let clock = ManualClock()
         let transport = ControlledTransport()

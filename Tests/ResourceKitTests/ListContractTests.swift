@@ -193,9 +193,8 @@ import Testing
         #expect(backend.requestLog.count == 3)
     }
 
-    /// A page sequence ends a cycle as a list does: the page that leads back is the last one given, then
-    /// the iteration throws.
-    @Test func cursorCycleEndsAPageSequenceWithAnError() async throws {
+    /// A cursor list whose pages go first → a → b → a …, one item each.
+    func cursorCycle() -> StubTransport {
         let stub = StubTransport()
         stub.stub(.get, "/api/items") { request async throws(NetworkError) -> HTTPResponse in
             let query = request.url?.query ?? ""
@@ -207,6 +206,13 @@ import Testing
                     : #"{"items":[{"id":"1","n":1}],"nextCursor":"a"}"#
             return HTTPResponse(statusCode: 200, body: Data(body.utf8))
         }
+        return stub
+    }
+
+    /// A page sequence ends a cycle as a list does: the page that leads back is the last one given, then
+    /// the iteration throws.
+    @Test func cursorCycleEndsAPageSequenceWithAnError() async throws {
+        let stub = cursorCycle()
         let pages = makeSession(stub).pages(
             Endpoint(.get, "items"), pagination: CursorPagination(pageSize: 1), as: CursorEnvelope<Item>.self)
         var seen: [(ids: [String], hasMore: Bool)] = []
@@ -228,18 +234,7 @@ import Testing
             static let pagination = CursorPagination(pageSize: 1)
             static func listEndpoint(for request: Void) -> Endpoint { Endpoint(.get, "items") }
         }
-        let stub = StubTransport()
-        stub.stub(.get, "/api/items") { request async throws(NetworkError) -> HTTPResponse in
-            // first → a → b → a …
-            let query = request.url?.query ?? ""
-            let body =
-                query.contains("cursor=a")
-                ? #"{"items":[{"id":"2","n":2}],"nextCursor":"b"}"#
-                : query.contains("cursor=b")
-                    ? #"{"items":[{"id":"3","n":3}],"nextCursor":"a"}"#
-                    : #"{"items":[{"id":"1","n":1}],"nextCursor":"a"}"#
-            return HTTPResponse(statusCode: 200, body: Data(body.utf8))
-        }
+        let stub = cursorCycle()
         let list = ListResource<RemoteCursorItems>(session: makeSession(stub), request: ())
         await #expect(throws: NetworkError.self) { try await list.loadAll() }
         #expect(list.items.map(\.id) == ["1", "2", "3"])
